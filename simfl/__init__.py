@@ -1,0 +1,28 @@
+"""simfl: a discrete-event simulator of federated learning over unreliable networks.
+
+A scenario script builds a :class:`Scenario`; ``simfl run`` (or :func:`run`) simulates
+it and writes a run directory.
+"""
+
+from simfl.core.config import (AllAvailable, Always, Bernoulli, Blobs, Compute, Digits, Dirichlet,
+                               ErasureChannel, FedAvg, FixedRate, IdealChannel, IdealMac, Iid,
+                               Logreg, Mlp, Native, Network, Population, Run, Scenario, Server,
+                               Shards, Synthetic, Task, Uniform, apply_overrides, load_scenario)
+from simfl.core.errors import ConfigError, SimflError
+
+__version__ = "0.1.0"
+
+
+def run(scenario: Scenario, out_dir=None, progress=None):
+    """Simulate ``scenario``; returns a RunResult (run directory, summary, outcomes)."""
+    from simfl.experiment import run_scenario
+
+    return run_scenario(scenario, out_dir, progress)
+
+
+__all__ = [
+    "AllAvailable", "Always", "Bernoulli", "Blobs", "Compute", "ConfigError", "Digits",
+    "Dirichlet", "ErasureChannel", "FedAvg", "FixedRate", "IdealChannel", "IdealMac", "Iid",
+    "Logreg", "Mlp", "Native", "Network", "Population", "Run", "Scenario", "Server", "Shards",
+    "SimflError", "Synthetic", "Task", "Uniform", "apply_overrides", "load_scenario", "run",
+]

@@ -1,0 +1,5 @@
+import sys
+
+from simfl.cli import main
+
+sys.exit(main())

@@ -1,0 +1,18 @@
+"""Aggregation rules and client samplers, built from their configs."""
+
+from __future__ import annotations
+
+from simfl.algorithms.fedavg import FedAvg
+from simfl.algorithms.samplers import AllAvailableSampler, UniformSampler
+from simfl.core import config as cfg
+
+AGGREGATORS = {cfg.FedAvg: FedAvg}
+SAMPLERS = {cfg.Uniform: UniformSampler, cfg.AllAvailable: AllAvailableSampler}
+
+
+def build_aggregator(config: cfg.Aggregator):
+    return AGGREGATORS[type(config)](config)
+
+
+def build_sampler(config: cfg.Sampler):
+    return SAMPLERS[type(config)](config)

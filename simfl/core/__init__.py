@@ -1,0 +1,1 @@
+"""Types, configuration, registries, random streams and records (no simpy, no torch)."""

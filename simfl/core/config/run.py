@@ -1,0 +1,43 @@
+"""How long to run, when to evaluate, and how to execute training."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from simfl.core.config.node import Node, positive, require
+
+
+@dataclass(frozen=True)
+class Run(Node):
+    """Stopping rule, evaluation schedule and execution settings.
+
+    The run stops after ``rounds`` rounds or once simulated time reaches ``horizon_s``,
+    whichever comes first (at least one must be set). The global model is evaluated
+    every ``eval_every_rounds`` rounds (default 1) or every ``eval_every_s`` simulated
+    seconds, on the held-out test split, and once more at the end.
+    """
+
+    exclusive = (("eval_every_rounds", "eval_every_s"),)
+
+    rounds: int | None = 20
+    horizon_s: float | None = None
+    eval_every_rounds: int | None = None
+    eval_every_s: float | None = None
+    target_accuracy: float | None = None
+    timing_only: bool = False
+    executor: Literal["auto", "inline"] = "auto"
+    device: Literal["cpu", "cuda", "auto"] = "cpu"
+    events: bool = False
+
+    def validate(self) -> None:
+        positive(self, "rounds", "horizon_s", "eval_every_rounds", "eval_every_s")
+        require(self.rounds is not None or self.horizon_s is not None, "rounds", self.rounds,
+                "a positive integer when horizon_s is null")
+        require(self.eval_every_rounds is None or self.eval_every_s is None, "eval_every_s",
+                self.eval_every_s, "null when eval_every_rounds is set (set only one of them)")
+        if self.eval_every_rounds is None and self.eval_every_s is None:
+            self._set_default("eval_every_rounds", 1)
+        if self.target_accuracy is not None:
+            require(0.0 <= self.target_accuracy <= 1.0, "target_accuracy",
+                    self.target_accuracy, "a fraction in [0, 1]")

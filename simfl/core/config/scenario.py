@@ -1,0 +1,127 @@
+"""The scenario tree's root, command-line overrides and loading scenario scripts."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from simfl.core.config.network import Network
+from simfl.core.config.node import Choice, Node, non_negative
+from simfl.core.config.population import Population
+from simfl.core.config.run import Run
+from simfl.core.config.server import Server
+from simfl.core.config.task import Task
+from simfl.core.errors import ConfigError, SimflError
+
+
+@dataclass(frozen=True)
+class Scenario(Node):
+    """A complete, validated description of one simulated FL deployment."""
+
+    name: str = "scenario"
+    seed: int = 0
+    task: Task = Task()
+    population: Population = Population()
+    network: Network = Network()
+    server: Server = Server()
+    run: Run = Run()
+
+    def validate(self) -> None:
+        non_negative(self, "seed")
+
+
+def parse_override(text: str) -> tuple[str, Any]:
+    """Split ``KEY=VALUE``; the value is JSON when it parses, else a plain string."""
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise ConfigError("--set", text, "KEY=VALUE with a dotted KEY such as server.deadline_s=30")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.strip(), value
+
+
+def apply_overrides(scenario: Scenario, overrides: list[tuple[str, Any]]) -> Scenario:
+    """Return a new scenario with each dotted ``key = value`` applied in order.
+
+    Setting ``...kind`` switches an extension point to another kind and keeps the
+    fields the new kind shares with the old one. Setting one field of an exclusive
+    group (``task.local_steps``) clears the others (``task.local_epochs``).
+    """
+    for key, value in overrides:
+        tree = scenario.to_dict()
+        node: Node = scenario
+        table = tree
+        parts = key.split(".")
+        for depth, part in enumerate(parts[:-1]):
+            child = getattr(node, part, None) if part in node.field_names() else None
+            if not isinstance(child, Node):
+                raise ConfigError(".".join(parts[:depth + 1]), value, _keys_at(node, parts[:depth]))
+            node, table = child, table[part]
+        last = parts[-1]
+        if last == "kind" and isinstance(node, Choice):
+            try:
+                new_cls = node._registry.get(value)
+            except ConfigError as err:
+                raise err.within(".".join(parts[:-1])) from None
+            keep = {k: v for k, v in table.items() if k in new_cls.field_names()}
+            table.clear()
+            table.update(kind=value, **keep)
+        elif last in node.field_names():
+            table[last] = value
+            for group in node.exclusive:
+                if last in group and value is not None:
+                    for other in group:
+                        if other != last:
+                            table[other] = None
+        else:
+            raise ConfigError(key, value, _keys_at(node, parts[:-1]))
+        scenario = Scenario.from_dict(tree)
+    return scenario
+
+
+def _keys_at(node: Node, prefix: list[str]) -> str:
+    dotted = ".".join(prefix)
+    names = [f"{dotted}.{n}" if dotted else n for n in node.field_names()]
+    if isinstance(node, Choice):
+        names.insert(0, f"{dotted}.kind" if dotted else "kind")
+    return "a known key: " + ", ".join(names)
+
+
+def scenario_search_dirs() -> list[Path]:
+    """Where a scenario given by name is looked for: ./scenarios, then simfl's own."""
+    return [Path.cwd() / "scenarios", Path(__file__).resolve().parents[3] / "scenarios"]
+
+
+def resolve_scenario_path(name_or_path: str) -> Path:
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    stem = path.name[:-3] if path.name.endswith(".py") else path.name
+    for folder in scenario_search_dirs():
+        candidate = folder / f"{stem}.py"
+        if candidate.is_file():
+            return candidate
+    known = sorted({p.stem for d in scenario_search_dirs() if d.is_dir() for p in d.glob("*.py")
+                    if not p.stem.startswith("_")})
+    raise SimflError(f"scenario {name_or_path!r} not found: give a path to a scenario script "
+                     f"or one of the names {', '.join(known) or '(none found)'}.")
+
+
+def load_scenario(name_or_path: str) -> Scenario:
+    """Import a scenario script and call its ``scenario()`` function."""
+    path = resolve_scenario_path(name_or_path)
+    spec = importlib.util.spec_from_file_location(f"simfl_scenario_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    make = getattr(module, "scenario", None)
+    if not callable(make):
+        raise SimflError(f"{path} defines no scenario() function returning a simfl.Scenario.")
+    result = make()
+    if not isinstance(result, Scenario):
+        raise SimflError(f"{path}: scenario() returned {type(result).__name__}, not a simfl.Scenario.")
+    return result

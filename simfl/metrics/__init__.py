@@ -1,0 +1,1 @@
+"""Run records to tables, the run directory, invariant checks and plots."""

@@ -1,0 +1,40 @@
+"""Checks that every run must satisfy; a violation is a simulator bug, not a user error."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from simfl.core.records import MISSING_REASONS, RoundOutcome
+
+
+def check_rounds(outcomes: Sequence[RoundOutcome], trained: Sequence[int],
+                 aggregated: Sequence[int]) -> list[str]:
+    """Violations (as sentences) of the round-level invariants; empty when all hold.
+
+    Monotone clock; each invited client ends the round in exactly one outcome with a
+    known reason; nothing received after the deadline or the close; no wasted or
+    invented training: trained == aggregated <= received.
+    """
+    problems: list[str] = []
+    t_prev = 0.0
+    for outcome, n_trained, n_aggregated in zip(outcomes, trained, aggregated):
+        r = outcome.round
+        if not t_prev <= outcome.t_open_s <= outcome.t_close_s <= outcome.t_deadline_s:
+            problems.append(f"round {r}: clock not monotone (previous close {t_prev}, open "
+                            f"{outcome.t_open_s}, close {outcome.t_close_s}, deadline "
+                            f"{outcome.t_deadline_s})")
+        t_prev = outcome.t_close_s
+        ended = sorted([a.client for a in outcome.received] + [m.client for m in outcome.missing])
+        if ended != sorted(outcome.selected):
+            problems.append(f"round {r}: invited {sorted(outcome.selected)} but outcomes for {ended}")
+        late = [a.client for a in outcome.received
+                if a.t_s > outcome.t_deadline_s or a.t_s > outcome.t_close_s]
+        if late:
+            problems.append(f"round {r}: received after the deadline or close: {late}")
+        unknown = {m.reason for m in outcome.missing} - set(MISSING_REASONS)
+        if unknown:
+            problems.append(f"round {r}: unknown missing reasons {sorted(unknown)}")
+        if n_trained != n_aggregated or n_aggregated > len(outcome.received):
+            problems.append(f"round {r}: trained {n_trained}, aggregated {n_aggregated}, "
+                            f"received {len(outcome.received)}")
+    return problems

@@ -1,0 +1,1 @@
+"""SimPy processes: devices, availability, channels and the synchronous server."""

@@ -1,0 +1,57 @@
+"""A client device's part of one synchronous round: download, compute, upload.
+
+Each step takes simulated time; transfers go through the device's links with up to
+``arq_max_attempts`` back-to-back attempts. The process never raises: it returns an
+:class:`Arrival` or a :class:`Missing` with its reason, so that a failure cannot
+propagate through the server's wait condition (SimPy pitfall: failed events inside
+``AnyOf`` crash the run).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Generator
+
+import simpy
+
+from simfl.core.records import Arrival, Event, Missing
+
+if TYPE_CHECKING:
+    from simfl.sim.simulation import Simulation
+
+
+def device_round(sim: "Simulation", client: int, round: int) -> Generator:
+    """SimPy process of ``client`` in ``round``; returns Arrival or Missing.
+
+    An interrupt (the server closed the round) ends it as ``late``.
+    """
+    env = sim.env
+    try:
+        if not (yield from _transfer(sim, "downlink", client, round)):
+            return _missing(sim, client, round, "erased", "downlink")
+        yield env.timeout(sim.compute_s(client))
+        sim.log(Event(env.now, "computed", round, client))
+        if not (yield from _transfer(sim, "uplink", client, round)):
+            return _missing(sim, client, round, "erased", "uplink")
+        sim.log(Event(env.now, "arrived", round, client))
+        return Arrival(client, round, env.now, int(sim.n_samples[client]))
+    except simpy.Interrupt as stop:
+        return _missing(sim, client, round, "late", str(stop.cause))
+
+
+def _transfer(sim: "Simulation", direction: str, client: int, round: int) -> Generator:
+    link = sim.links[direction]
+    rng = sim.rngs.stream(f"channel/{direction}/{client}/round/{round}")
+    for attempt in range(sim.arq_max_attempts):
+        delivery = link.transmit(sim.env.now, sim.model_bytes, rng)
+        yield sim.env.timeout(delivery.airtime_s)
+        if delivery.ok:
+            return True
+        sim.log(Event(sim.env.now, "attempt_lost", round, client, f"{direction} {attempt + 1}"))
+        if attempt + 1 < sim.arq_max_attempts:
+            sim.retries += 1
+    return False
+
+
+def _missing(sim: "Simulation", client: int, round: int, reason: str, detail: str) -> Missing:
+    sim.log(Event(sim.env.now, reason, round, client, detail))
+    return Missing(client, reason, sim.env.now)

@@ -1,0 +1,1 @@
+"""Data sets, partitions, models, local rules, executors and evaluation."""

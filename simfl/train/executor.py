@@ -1,0 +1,41 @@
+"""Executors train exactly the jobs they are given, each from its own model version."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import torch
+
+from simfl.core.config import Task
+from simfl.core.records import ClientUpdate, TrainJob
+from simfl.core.rng import RngTree
+from simfl.train.data import FederatedData
+from simfl.train.local import minibatch_plan, sgd
+from simfl.train.models import DenseNet, Params
+
+
+class InlineExecutor:
+    """Trains the jobs one after another on one device."""
+
+    def __init__(self, net: DenseNet, data: FederatedData, task: Task, rngs: RngTree,
+                 device: torch.device) -> None:
+        self.net = net
+        self.task = task
+        self.rngs = rngs
+        self.device = device
+        self.x = torch.from_numpy(data.x_train).to(device)
+        self.y = torch.from_numpy(data.y_train).to(device)
+        self.indices = [torch.from_numpy(i).to(device) for i in data.client_indices]
+
+    def submit(self, jobs: Sequence[TrainJob], versions: dict[int, Params]) -> list[ClientUpdate]:
+        updates = []
+        for job in jobs:
+            base = versions[job.base_round]
+            idx = self.indices[job.client]
+            plan = minibatch_plan(len(idx), self.task,
+                                  self.rngs.stream(f"train/client/{job.client}/round/{job.round}"))
+            local, loss = sgd(self.net, base, self.x[idx], self.y[idx], plan,
+                              self.task.lr, self.task.weight_decay)
+            delta = {k: local[k] - base[k] for k in base}
+            updates.append(ClientUpdate(job.client, job.base_round, len(idx), delta, loss))
+        return updates

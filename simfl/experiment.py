@@ -102,7 +102,7 @@ def run_scenario(scenario: Scenario, out_dir: Path | None = None,
         model_bytes=model_bytes, arq_max_attempts=net_cfg.arq_max_attempts,
         clients_per_round=server.clients_per_round, overcommit=server.overcommit,
         deadline_s=server.deadline_s, keep_events=run.events)
-    sampler, aggregator = build_sampler(server.sampler), build_aggregator(server.algorithm)
+    sampler, aggregator = build_sampler(server.sampler), build_aggregator(server.algorithm, task.lr)
     trainer = None if run.timing_only else _Trainer(scenario, data, rngs)
 
     out_dir = fresh_run_dir(out_dir or default_out_dir(scenario))

@@ -16,7 +16,7 @@ def make_sim(n_clients=4, compute_s=(1.0,), upload_s=1.0, download_s=0.0, deadli
     compute_s = np.resize(np.asarray(compute_s, dtype=float), n_clients)
 
     def link(seconds, p):
-        rate = FixedRate(rate_bps=model_bytes * 8 / seconds) if seconds else FixedRate(rate_bps=1e18)
+        rate = FixedRate(rate_bps=model_bytes * 8 / seconds) if seconds else FixedRate(rate_bps=float("inf"))
         cfg = ErasureChannel(p=p, rate=rate) if p else IdealChannel(rate=rate)
         return build_link(cfg)
 

@@ -10,8 +10,9 @@ AGGREGATORS = {cfg.FedAvg: FedAvg}
 SAMPLERS = {cfg.Uniform: UniformSampler, cfg.AllAvailable: AllAvailableSampler}
 
 
-def build_aggregator(config: cfg.Aggregator):
-    return AGGREGATORS[type(config)](config)
+def build_aggregator(config: cfg.Aggregator, local_lr: float):
+    """The aggregator for ``config``; ``local_lr`` (task.lr) converts deltas to normalised updates."""
+    return AGGREGATORS[type(config)](config, local_lr)
 
 
 def build_sampler(config: cfg.Sampler):

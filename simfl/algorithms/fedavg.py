@@ -19,7 +19,7 @@ from simfl.core.records import ClientUpdate, RoundOutcome
 
 
 class FedAvg:
-    def __init__(self, cfg: FedAvgConfig) -> None:
+    def __init__(self, cfg: FedAvgConfig, local_lr: float) -> None:
         self.cfg = cfg
 
     def init(self, params, n_samples: np.ndarray) -> None:

@@ -22,13 +22,13 @@ from typing import Any, ClassVar, Literal
 from simfl.core.errors import ConfigError
 from simfl.core.registry import Registry, registry
 
-_HINTS: dict[type, dict[str, Any]] = {}
+_FIELD_TYPES: dict[type, dict[str, Any]] = {}
 
 
-def _hints(cls: type) -> dict[str, Any]:
-    if cls not in _HINTS:
-        _HINTS[cls] = typing.get_type_hints(cls)
-    return _HINTS[cls]
+def field_types(cls: type) -> dict[str, Any]:
+    if cls not in _FIELD_TYPES:
+        _FIELD_TYPES[cls] = typing.get_type_hints(cls)
+    return _FIELD_TYPES[cls]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,7 +40,7 @@ class Node:
     exclusive: ClassVar[tuple[tuple[str, ...], ...]] = ()
 
     def __post_init__(self) -> None:
-        hints = _hints(type(self))
+        hints = field_types(type(self))
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             try:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from simfl.core.config.network import Network
-from simfl.core.config.node import Choice, Node, non_negative
+from simfl.core.config.node import Choice, Node, field_types, non_negative
 from simfl.core.config.population import Population
 from simfl.core.config.run import Run
 from simfl.core.config.server import Server
@@ -48,46 +48,60 @@ def parse_override(text: str) -> tuple[str, Any]:
 def apply_overrides(scenario: Scenario, overrides: list[tuple[str, Any]]) -> Scenario:
     """Return a new scenario with each dotted ``key = value`` applied in order.
 
-    Setting ``...kind`` switches an extension point to another kind and keeps the
-    fields the new kind shares with the old one. Setting one field of an exclusive
-    group (``task.local_steps``) clears the others (``task.local_epochs``).
+    The overrides are applied to the scenario's plain form and validated together at
+    the end, so their order does not matter for rules that involve several fields.
+    Setting ``...kind`` switches an extension point to another kind and keeps the fields
+    the new kind shares with the old one. Setting one field of an exclusive group
+    (``task.local_steps``) clears the others (``task.local_epochs``).
     """
+    tree = scenario.to_dict()
     for key, value in overrides:
-        tree = scenario.to_dict()
-        node: Node = scenario
-        table = tree
         parts = key.split(".")
+        cls: type[Node] = Scenario
+        table = tree
         for depth, part in enumerate(parts[:-1]):
-            child = getattr(node, part, None) if part in node.field_names() else None
-            if not isinstance(child, Node):
-                raise ConfigError(".".join(parts[:depth + 1]), value, _keys_at(node, parts[:depth]))
-            node, table = child, table[part]
+            sub = _node_type(cls, part)
+            if sub is None:
+                raise ConfigError(".".join(parts[:depth + 1]), value, _keys_at(cls, parts[:depth]))
+            if isinstance(table.get(part), str):
+                table[part] = {"kind": table[part]}
+            table = table[part]
+            cls = _kind_class(sub, table, parts[:depth + 1]) if issubclass(sub, Choice) else sub
         last = parts[-1]
-        if last == "kind" and isinstance(node, Choice):
-            try:
-                new_cls = node._registry.get(value)
-            except ConfigError as err:
-                raise err.within(".".join(parts[:-1])) from None
+        if last == "kind" and issubclass(cls, Choice):
+            new_cls = _kind_class(cls, {"kind": value}, parts[:-1])
             keep = {k: v for k, v in table.items() if k in new_cls.field_names()}
             table.clear()
             table.update(kind=value, **keep)
-        elif last in node.field_names():
+        elif last in cls.field_names():
             table[last] = value
-            for group in node.exclusive:
+            for group in cls.exclusive:
                 if last in group and value is not None:
-                    for other in group:
-                        if other != last:
-                            table[other] = None
+                    table.update({other: None for other in group if other != last})
         else:
-            raise ConfigError(key, value, _keys_at(node, parts[:-1]))
-        scenario = Scenario.from_dict(tree)
-    return scenario
+            raise ConfigError(key, value, _keys_at(cls, parts[:-1]))
+    return Scenario.from_dict(tree)
 
 
-def _keys_at(node: Node, prefix: list[str]) -> str:
+def _node_type(cls: type[Node], name: str) -> type[Node] | None:
+    """The node class of field ``name`` of ``cls``, or None if it is not a section."""
+    if name not in cls.field_names():
+        return None
+    hint = field_types(cls)[name]
+    return hint if isinstance(hint, type) and issubclass(hint, Node) else None
+
+
+def _kind_class(base: type[Choice], table: dict, path: list[str]) -> type[Choice]:
+    try:
+        return base._registry.get(table.get("kind"))
+    except ConfigError as err:
+        raise err.within(".".join(path)) from None
+
+
+def _keys_at(cls: type[Node], prefix: list[str]) -> str:
     dotted = ".".join(prefix)
-    names = [f"{dotted}.{n}" if dotted else n for n in node.field_names()]
-    if isinstance(node, Choice):
+    names = [f"{dotted}.{n}" if dotted else n for n in cls.field_names()]
+    if issubclass(cls, Choice):
         names.insert(0, f"{dotted}.kind" if dotted else "kind")
     return "a known key: " + ", ".join(names)
 

@@ -1,0 +1,106 @@
+"""The synchronous round: deadline, tie rule, ARQ, offline invites, overcommit, quiescence."""
+
+import numpy as np
+import pytest
+
+from conftest import everyone, make_sim
+from simfl.core.config import Bernoulli
+from simfl.core.rng import RngTree
+from simfl.sim.availability import BernoulliOnline
+
+
+def reasons(outcome):
+    return {m.client: m.reason for m in outcome.missing}
+
+
+def test_upload_ending_exactly_at_the_deadline_is_on_time():
+    # client 0: 1 s compute + 1 s upload = 2 s = deadline; client 1: 1.5 + 1 = 2.5 s
+    sim = make_sim(n_clients=2, compute_s=(1.0, 1.5), upload_s=1.0, deadline_s=2.0)
+    outcome = sim.run_round(0, everyone)
+    assert [a.client for a in outcome.received] == [0]
+    assert outcome.received[0].t_s == 2.0
+    assert reasons(outcome) == {1: "late"}
+    assert outcome.t_close_s == 2.0
+
+
+def test_round_closes_early_when_every_invitee_resolved():
+    sim = make_sim(n_clients=3, compute_s=(1.0, 2.0, 3.0), upload_s=0.5, deadline_s=100.0)
+    outcome = sim.run_round(0, everyone)
+    assert outcome.t_close_s == 3.5
+    assert [a.t_s for a in outcome.received] == [1.5, 2.5, 3.5]
+    second = sim.run_round(1, everyone)
+    assert second.t_open_s == 3.5 and second.t_close_s == 7.0
+
+
+def test_round_boundary_is_quiescent():
+    sim = make_sim(n_clients=3, compute_s=(1.0, 5.0, 9.0), deadline_s=4.0)
+    outcome = sim.run_round(0, everyone)
+    assert sim.now_s == 4.0 and reasons(outcome) == {1: "late", 2: "late"}
+    n_events = sim.n_events
+    sim.env.run(until=1000.0)  # nothing of round 0 may still be running
+    assert sim.n_events == n_events
+
+
+def test_all_attempts_erased_counts_erased_and_retries():
+    sim = make_sim(n_clients=4, compute_s=(1.0,), upload_s=1.0, p_erasure=1.0, arq=3,
+                   deadline_s=100.0)
+    outcome = sim.run_round(0, everyone)
+    assert outcome.received == ()
+    assert set(reasons(outcome).values()) == {"erased"}
+    assert outcome.retries == 4 * 2
+    assert outcome.t_close_s == 1.0 + 3 * 1.0
+
+
+def test_arq_retry_that_runs_past_the_deadline_is_late():
+    sim = make_sim(n_clients=1, compute_s=(1.0,), upload_s=1.0, p_erasure=1.0, arq=5,
+                   deadline_s=3.5)
+    assert reasons(sim.run_round(0, everyone)) == {0: "late"}
+
+
+def test_blind_invites_of_offline_clients_are_missing_offline():
+    rngs = RngTree(0)
+    online = BernoulliOnline(Bernoulli(p=(1.0, 0.0, 1.0, 0.0)), 4, rngs)
+    sim = make_sim(n_clients=4, online=online)
+    outcome = sim.run_round(0, lambda view: np.arange(view.n_clients))
+    assert reasons(outcome) == {1: "offline", 3: "offline"}
+    assert outcome.n_available == 2
+
+
+def test_overcommit_closes_when_enough_updates_are_in():
+    sim = make_sim(n_clients=4, compute_s=(1.0, 2.0, 3.0, 4.0), upload_s=1.0,
+                   clients_per_round=2, overcommit=2.0, deadline_s=100.0)
+    outcome = sim.run_round(0, everyone)
+    assert [a.client for a in outcome.received] == [0, 1]
+    assert outcome.t_close_s == 3.0
+    assert reasons(outcome) == {2: "late", 3: "late"}
+
+
+def test_empty_selection_closes_at_once():
+    sim = make_sim(n_clients=3)
+    outcome = sim.run_round(0, lambda view: np.array([], dtype=int))
+    assert outcome.t_close_s == 0.0 and outcome.selected == ()
+
+
+def test_erasure_with_arq_matches_binomial():
+    """P(update erased) = p^M; 4 sigma binomial tolerance over 2,000 uploads."""
+    p, m, n_clients, rounds = 0.3, 2, 100, 20
+    sim = make_sim(n_clients=n_clients, p_erasure=p, arq=m, deadline_s=1e6, seed=11)
+    erased = sum(o.n_missing("erased") for o in (sim.run_round(r, everyone) for r in range(rounds)))
+    n, q = n_clients * rounds, p ** m
+    assert abs(erased / n - q) <= 4 * np.sqrt(q * (1 - q) / n)
+
+
+def test_bernoulli_availability_frequency():
+    """Each client's online frequency ~ p_i (p_i ~ U(0.2, 1)); 4 sigma over 400 rounds."""
+    rngs = RngTree(5)
+    model = BernoulliOnline(Bernoulli(p_min=0.2), 50, rngs)
+    freq = np.mean([model.online(r, 0.0) for r in range(400)], axis=0)
+    assert (model.p >= 0.2).all() and (model.p <= 1).all()
+    assert (np.abs(freq - model.p) <= 4 * np.sqrt(model.p * (1 - model.p) / 400) + 1e-9).all()
+
+
+def test_per_client_probability_list_must_match_population():
+    from simfl.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="population.availability.p"):
+        BernoulliOnline(Bernoulli(p=(0.5, 0.5)), 3, RngTree(0))

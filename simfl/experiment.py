@@ -85,6 +85,7 @@ def run_scenario(scenario: Scenario, out_dir: Path | None = None,
     """Simulate ``scenario`` and write its run directory (a fresh one by default)."""
     from simfl.train.data import build_data
 
+    started_s = time.perf_counter()
     rngs = RngTree(scenario.seed)
     task, net_cfg, server, run = scenario.task, scenario.network, scenario.server, scenario.run
     data = build_data(task, rngs)
@@ -108,7 +109,7 @@ def run_scenario(scenario: Scenario, out_dir: Path | None = None,
     out_dir = fresh_run_dir(out_dir or default_out_dir(scenario))
     config = {"scenario": scenario.to_dict(), "seed": scenario.seed, "model_bytes": model_bytes,
               "versions": versions()}
-    recorder = RunRecorder(out_dir, config, run.target_accuracy)
+    recorder = RunRecorder(out_dir, config, run.target_accuracy, started_s)
     loop = _RoundLoop(scenario, sim, sampler, aggregator, trainer, recorder, rngs, n_samples)
     try:
         loop.run(progress)

@@ -59,7 +59,6 @@ class RoundOutcome:
     missing: tuple[Missing, ...]
     retries: int = 0
     energy_j: float = 0.0
-    abandoned: bool = False
 
     def n_missing(self, reason: str) -> int:
         return sum(1 for m in self.missing if m.reason == reason)

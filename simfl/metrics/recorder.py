@@ -21,7 +21,7 @@ class RunRecorder:
     """
 
     def __init__(self, out_dir: Path, config: dict[str, Any], target_accuracy: float | None,
-                 flush_every_s: float = 1.0) -> None:
+                 started_s: float, flush_every_s: float = 1.0) -> None:
         self.out_dir = out_dir
         self.target_accuracy = target_accuracy
         self.flush_every_s = flush_every_s
@@ -31,7 +31,7 @@ class RunRecorder:
         self.round_rows: list[tuple] = []
         self.eval_rows: list[tuple] = []
         self._last_flush = 0.0
-        self._started = time.perf_counter()
+        self._started_s = started_s  # time.perf_counter() when the run began
         write_json(out_dir / "config.json", config)
 
     def round(self, outcome: RoundOutcome, trained: int, aggregated: int) -> None:
@@ -74,7 +74,7 @@ class RunRecorder:
             "time_to_target_s": reached[0] if reached else None,
             "rounds": len(self.outcomes),
             "sim_time_s": sim_time_s,
-            "wall_time_s": round(time.perf_counter() - self._started, 3),
+            "wall_time_s": round(time.perf_counter() - self._started_s, 3),
             "trained_updates": sum(self.trained),
             "aggregated_updates": sum(self.aggregated),
             "events": n_events,

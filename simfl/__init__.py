@@ -5,9 +5,11 @@ it and writes a run directory.
 """
 
 from simfl.core.config import (AllAvailable, Always, Bernoulli, Blobs, Compute, Digits, Dirichlet,
-                               ErasureChannel, FedAvg, FixedRate, IdealChannel, IdealMac, Iid,
-                               Logreg, Mlp, Native, Network, Population, Run, Scenario, Server,
-                               Shards, Synthetic, Task, Uniform, apply_overrides, load_scenario)
+                               Distance, ErasureChannel, FedAR, FedAvg, FedAvgIS, FedAvgS,
+                               FedLaAvg, FedVARP, FixedRate, GilbertElliottChannel, IdealChannel,
+                               IdealMac, Iid, Logreg, Mifa, Mlp, Native, Network, Population,
+                               RayleighChannel, Run, Scaffold, Scenario, Server, ShannonRate, Shards,
+                               Synthetic, Task, Uniform, apply_overrides, load_scenario)
 from simfl.core.errors import ConfigError, SimflError
 
 __version__ = "0.1.0"
@@ -22,7 +24,9 @@ def run(scenario: Scenario, out_dir=None, progress=None):
 
 __all__ = [
     "AllAvailable", "Always", "Bernoulli", "Blobs", "Compute", "ConfigError", "Digits",
-    "Dirichlet", "ErasureChannel", "FedAvg", "FixedRate", "IdealChannel", "IdealMac", "Iid",
-    "Logreg", "Mlp", "Native", "Network", "Population", "Run", "Scenario", "Server", "Shards",
-    "SimflError", "Synthetic", "Task", "Uniform", "apply_overrides", "load_scenario", "run",
+    "Dirichlet", "Distance", "ErasureChannel", "FedAR", "FedAvg", "FedAvgIS", "FedAvgS",
+    "FedLaAvg", "FedVARP", "FixedRate", "GilbertElliottChannel", "IdealChannel", "IdealMac", "Iid",
+    "Logreg", "Mifa", "Mlp", "Native", "Network", "Population", "RayleighChannel", "Run",
+    "Scaffold", "Scenario", "Server", "ShannonRate", "Shards", "SimflError", "Synthetic", "Task",
+    "Uniform", "apply_overrides", "load_scenario", "run",
 ]

@@ -1,17 +1,25 @@
 """Link loss models: each transfer attempt either arrives or is lost.
 
-``Link.transmit`` is the public template (airtime from the bit rate, then the loss
-decision); kinds override only the private ``_lost`` hook. Losses are decided per
-whole-update attempt, not per packet; ARQ (retrying) is the device's business.
+``Link.transmit`` is the public template: draw the attempt's SNR (fading channels and
+shannon rates), turn it into the airtime, then decide the loss. Kinds override only
+the private hooks ``_snr`` (the draw) and ``_lost`` (the decision), so the airtime and
+the loss of an attempt come from the same draw. Losses are decided per whole-update
+attempt, not per packet; ARQ (retrying) is the device's business.
+
+One Link serves every client of one direction; state that belongs to a client (its
+Gilbert-Elliott chain, its distance) is kept here keyed by the ``client`` argument.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from simfl.core.config import Channel, ErasureChannel, IdealChannel
+from simfl.core.config.network import (Channel, ErasureChannel, FixedRate, GilbertElliottChannel,
+                                       IdealChannel, RayleighChannel, ShannonRate)
+from simfl.core.rng import RngTree
 
 
 @dataclass(frozen=True)
@@ -20,30 +28,157 @@ class Delivery:
     airtime_s: float
 
 
+def db_to_linear(db: float) -> float:
+    return 10.0 ** (db / 10.0)
+
+
 class Link:
-    """An ideal link: every attempt arrives after ``n_bytes * 8 / rate_bps`` seconds."""
+    """An ideal link: every attempt arrives after ``n_bytes * 8 / rate`` seconds.
 
-    def __init__(self, cfg: Channel) -> None:
+    ``rngs`` is needed only for per-client distances (``cfg.distance``).
+    """
+
+    def __init__(self, cfg: Channel, rngs: RngTree | None = None) -> None:
+        if cfg.distance is not None and rngs is None:
+            raise ValueError("a channel with a distance model needs rngs to draw distances")
         self.cfg = cfg
-        self.rate_bps = cfg.rate.rate_bps
+        self.rngs = rngs
+        self._shift_db: dict[int, float] = {}
 
-    def transmit(self, t_s: float, n_bytes: int, rng: np.random.Generator) -> Delivery:
-        airtime_s = n_bytes * 8.0 / self.rate_bps
-        return Delivery(ok=not self._lost(t_s, rng), airtime_s=airtime_s)
+    def transmit(self, t_s: float, n_bytes: int, rng: np.random.Generator, *,
+                 client: int = -1) -> Delivery:
+        """One attempt of ``client`` starting at ``t_s``: whether it arrives, and its airtime."""
+        snr = self._snr(client, rng)
+        rate = self.cfg.rate
+        if isinstance(rate, ShannonRate):
+            rate_bps = rate.efficiency * rate.bandwidth_hz * math.log2(1.0 + snr)
+        elif isinstance(rate, FixedRate):
+            rate_bps = rate.rate_bps
+        else:
+            raise TypeError(f"no link rate for {type(rate).__name__}")
+        airtime_s = n_bytes * 8.0 / rate_bps if rate_bps > 0 else math.inf
+        lost = self._lost(t_s, airtime_s, snr, client, rng)
+        return Delivery(ok=not lost, airtime_s=airtime_s)
 
-    def _lost(self, t_s: float, rng: np.random.Generator) -> bool:
+    def mean_snr_db(self, client: int, snr_db: float) -> float:
+        """``snr_db`` shifted by the path loss of ``client``'s distance (if modelled)."""
+        distance = self.cfg.distance
+        if distance is None:
+            return snr_db
+        if client not in self._shift_db:
+            u = self.rngs.stream(f"channel/distance/{client}").random()
+            d_m = distance.d_min_m + u * (distance.d_max_m - distance.d_min_m)
+            self._shift_db[client] = distance.shift_db(d_m)
+        return snr_db + self._shift_db[client]
+
+    def _snr(self, client: int, rng: np.random.Generator) -> float | None:
+        """Linear SNR of this attempt, or None where nothing needs one."""
+        if isinstance(self.cfg.rate, ShannonRate):
+            return db_to_linear(self.mean_snr_db(client, self.cfg.rate.snr_db))
+        return None
+
+    def _lost(self, t_s: float, airtime_s: float, snr: float | None, client: int,
+              rng: np.random.Generator) -> bool:
         return False
 
 
 class ErasureLink(Link):
     """Each attempt is lost independently with probability ``p``."""
 
-    def _lost(self, t_s: float, rng: np.random.Generator) -> bool:
+    def _lost(self, t_s, airtime_s, snr, client, rng) -> bool:
         return bool(rng.random() < self.cfg.p)
 
 
-_LINKS = {IdealChannel: Link, ErasureChannel: ErasureLink}
+class GilbertElliottLink(Link):
+    """Per-attempt Gilbert-Elliott chain of each client: one step per attempt."""
+
+    def __init__(self, cfg: GilbertElliottChannel, rngs: RngTree | None = None) -> None:
+        super().__init__(cfg, rngs)
+        self._bad: dict[int, bool] = {}
+
+    def _lost(self, t_s, airtime_s, snr, client, rng) -> bool:
+        cfg = self.cfg
+        u = rng.random()
+        if client not in self._bad:
+            bad = u < cfg.p_gb / (cfg.p_gb + cfg.p_bg)
+        elif self._bad[client]:
+            bad = u >= cfg.p_bg
+        else:
+            bad = u < cfg.p_gb
+        self._bad[client] = bool(bad)
+        return bool(rng.random() < (cfg.loss_bad if bad else cfg.loss_good))
 
 
-def build_link(cfg: Channel) -> Link:
-    return _LINKS[type(cfg)](cfg)
+class ContinuousGilbertElliottLink(Link):
+    """Continuous-time Gilbert-Elliott chain of each client, sampled when the link is used.
+
+    Per client it keeps the state at its last attempt and the already drawn time at
+    which that state ends. An attempt starting at ``t_s`` before that time sees the same
+    state; after it, the state at ``t_s`` comes from the exact two-state transition
+    probabilities over the time since the change, and a fresh exponential sojourn is
+    drawn (memorylessness makes this exact). An attempt that starts Good survives iff
+    the Good sojourn outlasts its airtime. Knowing the end of the current sojourn keeps
+    this exact when an attempt is cut short (deadline) and the next one starts earlier
+    than the end of its airtime.
+    """
+
+    def __init__(self, cfg: GilbertElliottChannel, rngs: RngTree | None = None) -> None:
+        super().__init__(cfg, rngs)
+        #: client -> (bad at its last attempt, end of that sojourn, last attempt start)
+        self._seen: dict[int, tuple[bool, float, float]] = {}
+
+    def _lost(self, t_s, airtime_s, snr, client, rng) -> bool:
+        cfg = self.cfg
+        a, b = cfg.rate_gb_per_s, cfg.rate_bg_per_s
+        pi_bad = a / (a + b)
+        if client not in self._seen:
+            bad, t_change = bool(rng.random() < pi_bad), -math.inf
+        else:
+            bad, t_change, t_last = self._seen[client]
+            if t_s < t_last:
+                raise ValueError(f"client {client}: attempt at {t_s} s before one at {t_last} s")
+        if t_change <= t_s:
+            if t_change > -math.inf:  # the sojourn ended: bad flipped at t_change, evolve to t_s
+                decay = math.exp(-(a + b) * (t_s - t_change))
+                p_bad = pi_bad + (1.0 - pi_bad) * decay if not bad else pi_bad * (1.0 - decay)
+                bad = bool(rng.random() < p_bad)
+            leave_per_s = b if bad else a
+            t_change = t_s + (rng.exponential(1.0 / leave_per_s) if leave_per_s > 0 else math.inf)
+        self._seen[client] = (bad, t_change, t_s)
+        u = rng.random()
+        if bad:
+            return bool(u < cfg.loss_bad)
+        return t_change < t_s + airtime_s or bool(u < cfg.loss_good)
+
+
+class RayleighLink(Link):
+    """Block Rayleigh (or Rician) fading: one power gain per attempt; outage below threshold."""
+
+    def _snr(self, client, rng) -> float:
+        k = self.cfg.k_factor
+        if k == 0:
+            gain = rng.standard_exponential()
+        else:
+            x, y = rng.standard_normal(2)
+            los, spread = math.sqrt(k / (k + 1.0)), math.sqrt(0.5 / (k + 1.0))
+            gain = (los + spread * x) ** 2 + (spread * y) ** 2
+        return db_to_linear(self.mean_snr_db(client, self.cfg.mean_snr_db)) * float(gain)
+
+    def _lost(self, t_s, airtime_s, snr, client, rng) -> bool:
+        threshold_db = self.cfg.threshold_db
+        return threshold_db is not None and snr < db_to_linear(threshold_db)
+
+
+def _gilbert_elliott_link(cfg: GilbertElliottChannel, rngs: RngTree | None) -> Link:
+    if cfg.time_model == "continuous":
+        return ContinuousGilbertElliottLink(cfg, rngs)
+    return GilbertElliottLink(cfg, rngs)
+
+
+_LINKS = {IdealChannel: Link, ErasureChannel: ErasureLink, RayleighChannel: RayleighLink,
+          GilbertElliottChannel: _gilbert_elliott_link}
+
+
+def build_link(cfg: Channel, rngs: RngTree | None = None) -> Link:
+    """The Link of ``cfg``; ``rngs`` is required when ``cfg.distance`` is set."""
+    return _LINKS[type(cfg)](cfg, rngs)

@@ -42,7 +42,7 @@ def _transfer(sim: "Simulation", direction: str, client: int, round: int) -> Gen
     link = sim.links[direction]
     rng = sim.rngs.stream(f"channel/{direction}/{client}/round/{round}")
     for attempt in range(sim.arq_max_attempts):
-        delivery = link.transmit(sim.env.now, sim.model_bytes, rng)
+        delivery = link.transmit(sim.env.now, sim.model_bytes, rng, client=client)
         yield sim.env.timeout(delivery.airtime_s)
         if delivery.ok:
             return True

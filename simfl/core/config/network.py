@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import ClassVar, Literal
 
-from simfl.core.config.node import Choice, Node, positive, probability, require
+from simfl.core.config.node import (Choice, Node, non_negative, positive, probability,
+                                    require)
+
+
+def _finite(node: Node, *names: str) -> None:
+    for name in names:
+        value = getattr(node, name)
+        if value is not None:
+            require(math.isfinite(value), name, value, "a finite number")
 
 
 @dataclass(frozen=True)
@@ -24,10 +34,73 @@ class FixedRate(Rate):
 
 
 @dataclass(frozen=True)
-class Channel(Choice, point="channels"):
-    """A link's loss model; every kind carries its bit ``rate``."""
+class ShannonRate(Rate):
+    """Shannon capacity of each attempt's SNR: efficiency * bandwidth_hz * log2(1 + SNR).
 
+    The SNR is that of the attempt's channel draw (block fading: one SNR per attempt,
+    constant during it), so a fading channel's airtime varies from attempt to attempt
+    and the loss decision and the airtime come from the same draw. A channel that draws
+    no SNR (ideal, erasure, gilbert_elliott) uses ``snr_db`` instead, shifted per
+    client by the channel's ``distance`` if set; fading channels ignore ``snr_db``.
+    ``efficiency`` (0 < efficiency <= 1) is the fraction of capacity reached in
+    practice (about 0.5 to 0.8 on real links). Not modelled: modulation and coding
+    levels, headers, acknowledgements, TCP dynamics, interference.
+    """
+
+    kind = "shannon"
+    bandwidth_hz: float = 1e6
+    efficiency: float = 1.0
+    snr_db: float = 10.0
+
+    def validate(self) -> None:
+        positive(self, "bandwidth_hz", "efficiency")
+        require(self.efficiency <= 1.0, "efficiency", self.efficiency, "a number in (0, 1]")
+        _finite(self, "bandwidth_hz", "snr_db")
+
+
+@dataclass(frozen=True)
+class Distance(Node):
+    """Per-client distance to the server; log-distance path loss shifts each mean SNR.
+
+    Client i sits at d_i ~ U(d_min_m, d_max_m), drawn once from the stream
+    ``channel/distance/<i>`` (so its uplink and downlink share the draw), and its mean
+    SNR in dB moves by -10 * path_loss_exponent * log10(d_i / d_ref_m): the configured
+    SNR is the SNR at ``d_ref_m``. Not modelled: shadowing, mobility, antenna gains.
+    """
+
+    d_min_m: float = 10.0
+    d_max_m: float = 100.0
+    d_ref_m: float = 10.0
+    path_loss_exponent: float = 3.0
+
+    def validate(self) -> None:
+        positive(self, "d_min_m", "d_max_m", "d_ref_m", "path_loss_exponent")
+        _finite(self, "d_max_m", "d_ref_m", "path_loss_exponent")
+        require(self.d_max_m >= self.d_min_m, "d_max_m", self.d_max_m,
+                f"a distance >= d_min_m = {self.d_min_m}")
+
+    def shift_db(self, distance_m: float) -> float:
+        """Change of the mean SNR (dB) of a client at ``distance_m``."""
+        return -10.0 * self.path_loss_exponent * math.log10(distance_m / self.d_ref_m)
+
+
+@dataclass(frozen=True)
+class Channel(Choice, point="channels"):
+    """A link's loss model; every kind carries its bit ``rate`` and optional ``distance``.
+
+    Losses are decided per attempt of a whole update (not per packet); retrying is ARQ's
+    business. ``distance`` needs an SNR to shift: a fading channel or a shannon rate.
+    """
+
+    #: whether the channel draws an SNR per attempt (a shannon rate then uses it)
+    fading: ClassVar[bool] = False
     rate: Rate = FixedRate()
+    distance: Distance | None = None
+
+    def validate(self) -> None:
+        has_snr = self.fading or isinstance(self.rate, ShannonRate)
+        require(self.distance is None or has_snr, "distance", self.distance,
+                "null unless the link has an SNR (a fading channel or a shannon rate)")
 
 
 @dataclass(frozen=True)
@@ -45,7 +118,76 @@ class ErasureChannel(Channel):
     p: float = 0.1
 
     def validate(self) -> None:
+        super().validate()
         probability(self, "p")
+
+
+@dataclass(frozen=True)
+class GilbertElliottChannel(Channel):
+    """Bursty losses: a two-state (Good/Bad) Markov chain per client and direction.
+
+    An attempt is lost with probability ``loss_good`` in Good and ``loss_bad`` in Bad
+    (defaults 0 and 1: the two-parameter Gilbert channel, lost exactly when Bad). Each
+    client's chain starts in the stationary distribution (pi_B = p_gb / (p_gb + p_bg))
+    at its first attempt and keeps its state across attempts and rounds.
+
+    ``time_model = "per_attempt"`` advances the chain one step per attempt of that
+    client, whatever the time between attempts, with transition probabilities ``p_gb``
+    (Good to Bad) and ``p_bg``. ``time_model = "continuous"`` lets the chain run in
+    simulated time with rates ``rate_gb_per_s`` and ``rate_bg_per_s`` (exponential
+    sojourns): an attempt of airtime T that starts Bad is lost with probability
+    ``loss_bad``; one that starts Good is lost if the chain leaves Good before it ends,
+    and otherwise with probability ``loss_good``. The state is sampled lazily, only when the link is used, through the chain's exact
+    transition probabilities over the time since the last use. Each time model reads
+    only its own pair of parameters. Not modelled: any dependence of the chain on
+    distance, SNR or other clients.
+    """
+
+    kind = "gilbert_elliott"
+    paper = "Gilbert (1960), Elliott (1963); NTIA gilbert-elliot-model"
+    time_model: Literal["per_attempt", "continuous"] = "per_attempt"
+    p_gb: float = 0.02
+    p_bg: float = 0.25
+    rate_gb_per_s: float = 0.02
+    rate_bg_per_s: float = 0.25
+    loss_good: float = 0.0
+    loss_bad: float = 1.0
+
+    def validate(self) -> None:
+        super().validate()
+        probability(self, "p_gb", "p_bg", "loss_good", "loss_bad")
+        non_negative(self, "rate_gb_per_s", "rate_bg_per_s")
+        _finite(self, "rate_gb_per_s", "rate_bg_per_s")
+        require(self.p_gb + self.p_bg > 0, "p_bg", self.p_bg,
+                "p_gb + p_bg > 0 (otherwise the chain has no stationary distribution)")
+        require(self.rate_gb_per_s + self.rate_bg_per_s > 0, "rate_bg_per_s",
+                self.rate_bg_per_s, "rate_gb_per_s + rate_bg_per_s > 0")
+
+
+@dataclass(frozen=True)
+class RayleighChannel(Channel):
+    """Block fading: SNR = mean SNR * |h|^2 per attempt; lost when SNR < threshold_db.
+
+    |h|^2 ~ Exp(1) (Rayleigh), or with ``k_factor`` K > 0 the Rician power gain
+    (line-of-sight to scattered power ratio K, linear; mean gain 1). One independent
+    draw per attempt, constant during the attempt; a shannon rate turns the same draw
+    into the attempt's airtime. ``threshold_db = null`` disables outage losses (only the
+    rate then depends on the draw). ``mean_snr_db`` is the SNR at the reference distance
+    when ``distance`` is set. Not modelled: correlation of the fading between attempts
+    or directions, fading within an attempt (no ergodic averaging), shadowing,
+    interference.
+    """
+
+    kind = "rayleigh"
+    fading = True
+    mean_snr_db: float = 10.0
+    threshold_db: float | None = 0.0
+    k_factor: float = 0.0
+
+    def validate(self) -> None:
+        super().validate()
+        non_negative(self, "k_factor")
+        _finite(self, "mean_snr_db", "threshold_db", "k_factor")
 
 
 @dataclass(frozen=True)

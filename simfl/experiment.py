@@ -80,6 +80,10 @@ def _device(name: str, torch):
     return torch.device(name)
 
 
+#: client-side training rules the executors implement
+LOCAL_RULES = ("sgd",)
+
+
 def run_scenario(scenario: Scenario, out_dir: Path | None = None,
                  progress: ProgressFn | None = None) -> RunResult:
     """Simulate ``scenario`` and write its run directory (a fresh one by default)."""
@@ -88,6 +92,11 @@ def run_scenario(scenario: Scenario, out_dir: Path | None = None,
     started_s = time.perf_counter()
     rngs = RngTree(scenario.seed)
     task, net_cfg, server, run = scenario.task, scenario.network, scenario.server, scenario.run
+    if not run.timing_only and server.algorithm.local_rule not in LOCAL_RULES:
+        raise ConfigError("server.algorithm.kind", server.algorithm.kind,
+                          f"an aggregator whose local rule exists ({', '.join(LOCAL_RULES)}): the "
+                          f"{server.algorithm.local_rule!r} local rule is not implemented yet "
+                          "(timing-only runs work)")
     data = build_data(task, rngs)
     n_samples = data.n_samples
     model_bytes = net_cfg.model_bytes or 4 * task.model.n_params(data.n_features, data.n_classes)
@@ -99,7 +108,7 @@ def run_scenario(scenario: Scenario, out_dir: Path | None = None,
         work_samples=np.array([task.work_samples(int(n)) for n in n_samples], dtype=float),
         samples_per_s=speeds,
         online=build_availability(scenario.population.availability, task.n_clients, rngs),
-        links={"downlink": build_link(net_cfg.downlink), "uplink": build_link(net_cfg.uplink)},
+        links={"downlink": build_link(net_cfg.downlink, rngs), "uplink": build_link(net_cfg.uplink, rngs)},
         model_bytes=model_bytes, arq_max_attempts=net_cfg.arq_max_attempts,
         clients_per_round=server.clients_per_round, overcommit=server.overcommit,
         deadline_s=server.deadline_s, keep_events=run.events)

@@ -32,6 +32,7 @@ class FedAvg:
                   updates: Sequence[ClientUpdate]):
         if not updates:
             return params, state, {}
+        updates = sorted(updates, key=lambda u: u.client)  # sums independent of arrival order
         if self.cfg.weighting == "data":
             weights = np.array([u.n_samples for u in updates], dtype=np.float64)
         else:

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
-from simfl.core.config.node import Choice, Node, non_negative, positive, require
+from simfl.core.config.node import (Choice, Node, non_negative, positive, probability,
+                                    require)
 
 
 @dataclass(frozen=True)
 class Aggregator(Choice, point="aggregators"):
-    """How the server turns received client updates into a new global model."""
+    """How the server turns received client updates into a new global model.
+
+    ``local_rule`` names the client-side training rule the aggregator relies on.
+    """
+
+    local_rule: ClassVar[str] = "sgd"
 
 
 @dataclass(frozen=True)
@@ -20,6 +26,126 @@ class FedAvg(Aggregator):
     kind = "fedavg"
     paper = "McMahan et al., Communication-Efficient Learning of Deep Networks from Decentralized Data, AISTATS 2017"
     weighting: Literal["data", "uniform"] = "data"
+    server_lr: float = 1.0
+
+    def validate(self) -> None:
+        positive(self, "server_lr")
+
+
+@dataclass(frozen=True)
+class FedAvgIS(Aggregator):
+    """FedAvg with importance weights 1/p_i from known availability probabilities (unbiased).
+
+    ``p`` is the probability that client i's update is received in a round: one number
+    for all clients or a list with one per client (as ``population.availability.p``).
+    """
+
+    kind = "fedavg_is"
+    paper = ("Gu et al., Fast Federated Learning in the Presence of Arbitrary Device "
+             "Unavailability (MIFA), NeurIPS 2021: FedAvg-IS baseline")
+    p: float | tuple[float, ...] = 1.0
+    server_lr: float = 1.0
+
+    def validate(self) -> None:
+        positive(self, "server_lr")
+        probability(self, "p")
+        values = self.p if isinstance(self.p, tuple) else (self.p,)
+        require(len(values) > 0 and min(values) > 0, "p", self.p,
+                "probabilities in (0, 1] (the update is divided by p_i)")
+
+
+@dataclass(frozen=True)
+class FedAvgS(Aggregator):
+    """FedAvg over at most S clients: plain (or data-weighted) average of the received models."""
+
+    kind = "fedavg_s"
+    paper = ("Jiang et al., FedAR: Addressing Client Unavailability in Federated Learning with "
+             "Local Update Approximation and Rectification, arXiv 2407.19103, 2024: FedAvg baseline")
+    weighting: Literal["uniform", "data"] = "uniform"
+    server_lr: float = 1.0
+
+    def validate(self) -> None:
+        positive(self, "server_lr")
+
+
+@dataclass(frozen=True)
+class Mifa(Aggregator):
+    """MIFA: step along the mean of every client's latest update, stale or fresh."""
+
+    kind = "mifa"
+    paper = ("Gu et al., Fast Federated Learning in the Presence of Arbitrary Device "
+             "Unavailability, NeurIPS 2021, Algorithm 1")
+    init: Literal["wait_for_all", "zeros"] = "wait_for_all"
+    server_lr: float = 1.0
+
+    def validate(self) -> None:
+        positive(self, "server_lr")
+
+
+@dataclass(frozen=True)
+class FedAR(Aggregator):
+    """FedAR: latest updates as surrogates, rectified by staleness weights min((tau+1)^rho, cap)."""
+
+    kind = "fedar"
+    paper = ("Jiang et al., FedAR: Addressing Client Unavailability in Federated Learning with "
+             "Local Update Approximation and Rectification, arXiv 2407.19103, 2024")
+    rho: float = 0.5
+    cutoff_rounds: int | None = None
+    psi_cap: float = 2.0
+    late_policy: Literal["discard"] = "discard"
+    server_lr: float = 1.0
+
+    def validate(self) -> None:
+        positive(self, "server_lr", "psi_cap")
+        non_negative(self, "rho", "cutoff_rounds")
+
+
+@dataclass(frozen=True)
+class FedVARP(Aggregator):
+    """FedVARP: SAGA-style variance reduction with a server memory of each client's last update."""
+
+    kind = "fedvarp"
+    paper = ("Jhunjhunwala et al., FedVARP: Tackling the Variance Due to Partial Client "
+             "Participation in Federated Learning, UAI 2022, Algorithm 1")
+    server_lr: float = 1.0
+
+    def validate(self) -> None:
+        positive(self, "server_lr")
+
+
+@dataclass(frozen=True)
+class FedLaAvg(Aggregator):
+    """FedLaAvg: step along the running mean of every client's latest gradient sum, every round.
+
+    ``loss_scaling`` asks the local rule to scale client i's loss by N n_i / n (the
+    aggregator hands the factor out in the client payload; it cannot apply it itself).
+    ``warmup_rounds`` rounds collect updates without moving the model.
+    """
+
+    kind = "fedlaavg"
+    paper = ("Yan et al., Distributed Non-Convex Optimization with Sublinear Speedup under "
+             "Intermittent Client Availability, INFORMS J. Computing (arXiv 2002.07399), Algorithm 1")
+    loss_scaling: bool = False
+    warmup_rounds: int = 0
+    server_lr: float = 1.0
+
+    def validate(self) -> None:
+        positive(self, "server_lr")
+        non_negative(self, "warmup_rounds")
+
+    @property
+    def local_rule(self) -> str:  # type: ignore[override]
+        return "scaled_sgd" if self.loss_scaling else "sgd"
+
+
+@dataclass(frozen=True)
+class Scaffold(Aggregator):
+    """SCAFFOLD (server side): average the model deltas, move the global control variate."""
+
+    kind = "scaffold"
+    local_rule = "scaffold"
+    paper = ("Karimireddy et al., SCAFFOLD: Stochastic Controlled Averaging for Federated "
+             "Learning, ICML 2020, Algorithm 1 (option II)")
     server_lr: float = 1.0
 
     def validate(self) -> None:

@@ -1,0 +1,74 @@
+"""FedAR: client update Approximation and Rectification.
+
+Jiang, Zhou, Zhang, Chakraborty, "FedAR: Addressing Client Unavailability in Federated
+Learning with Local Update Approximation and Rectification", arXiv 2407.19103 (2024),
+global update w_{t+1} = w_t - (eta_t / N_t) sum_i psi_{i,t} G_i[t] (ALGORITHMS.md §1.1;
+no public code, the paper's equation numbers could not be read). The server keeps each
+client's latest normalised update G_i (its surrogate) and the round it arrived; with
+tau_i the rounds since then (0 when received this round),
+
+    psi_i = 0                         if client i never reported or tau_i > g,
+    psi_i = min((tau_i + 1)^rho, psi_cap)   otherwise,
+    N_t   = #{i : psi_i > 0},
+    w_{t+1} = w_t - eta_g * eta_l / N_t * sum_i psi_i G_i.
+
+g is ``cutoff_rounds`` (null = no cutoff). If N_t = 0 the model is unchanged; an empty
+round with stored surrogates within the cutoff still moves it. rho, g and the cap are
+[UNVERIFIED] (ALGORITHMS.md §8.6); the defaults follow §1.1. tau counts rounds by
+``outcome.round``, so rounds in which the aggregator is not called still age the table.
+Late uploads are discarded (``late_policy = "discard"``): they are never trained, so
+every update this rule sees arrived in its round.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from simfl.algorithms.update_table import descend, ordered, store, weighted_rows, zeros
+from simfl.core.config.server import FedAR as FedARConfig
+from simfl.core.records import ClientUpdate, RoundOutcome
+
+
+def rectification_weights(tau: np.ndarray, seen: np.ndarray, rho: float,
+                          cutoff_rounds: int | None, psi_cap: float) -> np.ndarray:
+    """psi_i = min((tau_i + 1)^rho, psi_cap), or 0 if unseen or staler than the cutoff."""
+    psi = np.minimum((np.asarray(tau, dtype=np.float64) + 1.0) ** rho, psi_cap)
+    keep = np.asarray(seen, dtype=bool)
+    if cutoff_rounds is not None:
+        keep = keep & (tau <= cutoff_rounds)
+    return np.where(keep, psi, 0.0)
+
+
+class FedAR:
+    """FedAR; the state is ``{"table": latest G_i, "last_round": round of G_i (-1: none)}``."""
+
+    def __init__(self, cfg: FedARConfig, local_lr: float) -> None:
+        self.cfg = cfg
+        self.local_lr = local_lr
+
+    def init(self, params, n_samples: np.ndarray) -> dict:
+        n = len(n_samples)
+        return {"table": zeros(params, n), "last_round": np.full(n, -1, dtype=np.int64)}
+
+    def client_payload(self, state, client: int) -> None:
+        return None
+
+    def aggregate(self, state, params, outcome: RoundOutcome,
+                  updates: Sequence[ClientUpdate]):
+        last = state["last_round"].copy()
+        received = ordered(updates, len(last))
+        last[[u.client for u in received]] = outcome.round
+        new_state = {"table": store(state["table"], received, self.local_lr), "last_round": last}
+        seen = last >= 0
+        tau = np.where(seen, outcome.round - last, 0)
+        psi = rectification_weights(tau, seen, self.cfg.rho, self.cfg.cutoff_rounds,
+                                    self.cfg.psi_cap)
+        n_t = int(np.count_nonzero(psi))
+        metrics = {"n_received": float(len(received)), "n_contributing": float(n_t)}
+        if n_t == 0:
+            return params, new_state, metrics
+        direction = weighted_rows(new_state["table"], psi / n_t)
+        eta = self.cfg.server_lr * self.local_lr
+        return descend(params, direction, eta), new_state, metrics

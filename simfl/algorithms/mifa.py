@@ -1,0 +1,63 @@
+"""MIFA: Memory-augmented Impatient Federated Averaging.
+
+Gu et al., "Fast Federated Learning in the Presence of Arbitrary Device
+Unavailability", NeurIPS 2021, Algorithm 1 (official code MIFA_code ``fdu.py`` and
+``fdu_no_wait.py``; ALGORITHMS.md §1.2). The server keeps every client's latest
+normalised update G_i = (w_base - y_i) / eta_l and steps along their mean over all N
+clients, stale or fresh:
+
+    G_i <- U_i for i in R_t;    w_{t+1} = w_t - eta_g * eta_l * (1/N) * sum_{i=1..N} G_i.
+
+An empty round still moves the model along the stored table.
+
+``init`` chooses how the table starts (ALGORITHMS.md §8.5):
+
+* ``"wait_for_all"`` (``fdu.py``, the paper's remark that every device takes part in the
+  first round): the model is not updated until every client has a stored entry. The
+  waiting rounds are still consumed (they count against ``run.rounds`` and simulated
+  time); since the model does not move meanwhile, every stored entry was computed from
+  w_0. The round in which the last client arrives applies the first update. The code's
+  extra fill-in round, where all clients train once more from w_0, is not repeated.
+* ``"zeros"`` (``fdu_no_wait.py``): the table starts at zero and updates start at once;
+  unseen clients count as zero entries in the mean over N.
+
+The code's learning-rate decay eta_0/(t+1) is not modelled: ``local_lr`` is constant.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from simfl.algorithms.update_table import descend, mean_rows, ordered, store, zeros
+from simfl.core.config.server import Mifa as MifaConfig
+from simfl.core.records import ClientUpdate, RoundOutcome
+
+
+class Mifa:
+    """MIFA; the state is ``{"table": latest U_i per client, "seen": bool per client}``."""
+
+    def __init__(self, cfg: MifaConfig, local_lr: float) -> None:
+        self.cfg = cfg
+        self.local_lr = local_lr
+
+    def init(self, params, n_samples: np.ndarray) -> dict:
+        n = len(n_samples)
+        return {"table": zeros(params, n), "seen": np.zeros(n, dtype=bool)}
+
+    def client_payload(self, state, client: int) -> None:
+        return None
+
+    def aggregate(self, state, params, outcome: RoundOutcome,
+                  updates: Sequence[ClientUpdate]):
+        seen = state["seen"]
+        received = ordered(updates, len(seen))
+        seen = seen.copy()
+        seen[[u.client for u in received]] = True
+        new_state = {"table": store(state["table"], received, self.local_lr), "seen": seen}
+        metrics = {"n_received": float(len(received)), "n_seen": float(seen.sum())}
+        if self.cfg.init == "wait_for_all" and not seen.all():
+            return params, new_state, metrics
+        eta = self.cfg.server_lr * self.local_lr
+        return descend(params, mean_rows(new_state["table"]), eta), new_state, metrics

@@ -1,0 +1,82 @@
+"""The server's per-client table of latest normalised updates, and the steps built on it.
+
+MIFA, FedAR, FedVARP and FedLaAvg all keep, for every client i, the last normalised
+update it sent, U_i = (w_base - y_i) / local_lr = -delta_i / local_lr (ALGORITHMS.md
+§0.1). The table is one tensor per parameter, of shape ``(N, *param.shape)``, in the
+parameter's dtype and on its device, so it is plain data a checkpoint can hold.
+
+Every function here returns new tensors and dicts; none writes into its arguments.
+Updates are put in client order first, so results do not depend on the order in which
+they arrived.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import torch
+
+from simfl.core.records import ClientUpdate
+
+Params = Mapping[str, torch.Tensor]
+
+
+def ordered(updates: Iterable[ClientUpdate], n_clients: int | None = None) -> list[ClientUpdate]:
+    """The updates sorted by client id; a client twice in one round, or unknown, is an error."""
+    out = sorted(updates, key=lambda u: u.client)
+    clients = [u.client for u in out]
+    if len(set(clients)) != len(clients):
+        raise ValueError(f"a client sent two updates in one round: {clients}")
+    if n_clients is not None and any(not 0 <= c < n_clients for c in clients):
+        raise ValueError(f"client id out of range 0..{n_clients - 1}: {clients}")
+    return out
+
+
+def cast(value: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    """``value`` in the dtype and on the device of ``like``."""
+    return value.to(dtype=like.dtype, device=like.device)
+
+
+def normalised(update: ClientUpdate, name: str, like: torch.Tensor,
+               local_lr: float) -> torch.Tensor:
+    """U_i = -delta_i / local_lr for parameter ``name``."""
+    return -cast(update.delta[name], like) / local_lr
+
+
+def zeros(params: Params, n_clients: int) -> dict[str, torch.Tensor]:
+    """An all-zero table: one row per client for every parameter."""
+    return {k: torch.zeros((n_clients, *v.shape), dtype=v.dtype, device=v.device)
+            for k, v in params.items()}
+
+
+def store(table: Params, updates: Sequence[ClientUpdate],
+          local_lr: float) -> dict[str, torch.Tensor]:
+    """A new table whose rows of the updates' clients hold their normalised updates."""
+    if not updates:
+        return dict(table)
+    out = {}
+    for name, rows in table.items():
+        idx = torch.tensor([u.client for u in updates], dtype=torch.long, device=rows.device)
+        fresh = torch.stack([normalised(u, name, rows, local_lr) for u in updates])
+        out[name] = rows.index_put((idx,), fresh)
+    return out
+
+
+def mean_rows(table: Params) -> dict[str, torch.Tensor]:
+    """(1/N) sum_i table_i for every parameter."""
+    return {k: rows.mean(dim=0) for k, rows in table.items()}
+
+
+def weighted_rows(table: Params, weights: np.ndarray) -> dict[str, torch.Tensor]:
+    """sum_i weights_i table_i for every parameter."""
+    out = {}
+    for name, rows in table.items():
+        w = torch.as_tensor(weights, dtype=rows.dtype, device=rows.device)
+        out[name] = torch.tensordot(w, rows, dims=1)
+    return out
+
+
+def descend(params: Params, direction: Params, eta: float) -> dict[str, torch.Tensor]:
+    """w - eta * direction, parameter by parameter."""
+    return {k: v - eta * cast(direction[k], v) for k, v in params.items()}

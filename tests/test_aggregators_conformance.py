@@ -1,0 +1,179 @@
+"""The contract every registered aggregation rule must meet, each built from its defaults.
+
+Order of updates does not matter; inputs are never mutated; the same inputs and state
+give the same outputs; an empty round does what the rule documents; float64 stays float64.
+"""
+
+import copy
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from simfl.algorithms import build_aggregator
+from simfl.core.records import Arrival, ClientUpdate, RoundOutcome
+from simfl.core.registry import REGISTRIES
+
+N_CLIENTS = 4
+LOCAL_LR = 0.1
+N_SAMPLES = np.array([5, 10, 20, 40])
+ROUNDS = [(3, 0, 1, 2), (2, 0), (), (1,), (3, 1)]
+NAMES = REGISTRIES["aggregators"].names()
+
+#: What an empty round does once every client has reported once (in round 0, all
+#: clients), as a multiple f of that round's mean normalised update: the model moves by
+#: -eta_g * local_lr * f * mean_i U_i. 0 means "unchanged".
+EMPTY_ROUND_FACTOR = {
+    "fedavg": 0.0,        # nothing received, nothing to average
+    "fedavg_is": 0.0,
+    "fedavg_s": 0.0,
+    "scaffold": 0.0,      # neither x nor c moves
+    "mifa": 1.0,          # mean of the stored table
+    "fedlaavg": 1.0,      # stale G_bar, applied every round
+    "fedvarp": 1.0,       # v = ybar
+    "fedar": math.sqrt(2.0),  # every tau = 1: psi = 2^0.5 for all, N_t = N
+}
+
+
+def build(name, dtype=torch.float64):
+    agg = build_aggregator(REGISTRIES["aggregators"].get(name)(), LOCAL_LR)
+    gen = torch.Generator().manual_seed(0)
+    params = {"w": torch.randn(3, 2, generator=gen, dtype=dtype),
+              "b": torch.randn(2, generator=gen, dtype=dtype)}
+    return agg, params, agg.init(params, N_SAMPLES)
+
+
+def outcome(r, clients):
+    return RoundOutcome(round=r, t_open_s=float(r), t_deadline_s=r + 1.0, t_close_s=r + 1.0,
+                        n_available=len(clients), selected=tuple(clients),
+                        received=tuple(Arrival(c, r, r + 0.5, int(N_SAMPLES[c]))
+                                       for c in clients), missing=())
+
+
+def updates_for(r, clients, params):
+    gen = torch.Generator().manual_seed(100 + r)
+    out = []
+    for c in clients:
+        delta = {k: 0.1 * torch.randn(v.shape, generator=gen, dtype=v.dtype)
+                 for k, v in params.items()}
+        delta_c = {k: torch.randn(v.shape, generator=gen, dtype=v.dtype) for k, v in params.items()}
+        out.append(ClientUpdate(c, r, int(N_SAMPLES[c]), delta, train_loss=0.5,
+                                extra={"delta_c": delta_c}))
+    return out
+
+
+def rounds(params):
+    for r, clients in enumerate(ROUNDS):
+        yield outcome(r, clients), updates_for(r, clients, params)
+
+
+def same(a, b, exact=True):
+    """Deep equality of params, states, updates and metrics (allclose when not exact)."""
+    if isinstance(a, torch.Tensor):
+        if not (isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape
+                and a.device == b.device):
+            return False
+        return torch.equal(a, b) if exact else torch.allclose(a, b, rtol=1e-12, atol=1e-14)
+    if isinstance(a, np.ndarray):
+        return (isinstance(b, np.ndarray) and a.dtype == b.dtype and a.shape == b.shape
+                and (np.array_equal(a, b) if exact else np.allclose(a, b, rtol=1e-12, atol=1e-14)))
+    if isinstance(a, dict):
+        return (isinstance(b, dict) and list(a) == list(b)
+                and all(same(a[k], b[k], exact) for k in a))
+    if isinstance(a, (list, tuple)):
+        return (type(a) is type(b) and len(a) == len(b)
+                and all(same(x, y, exact) for x, y in zip(a, b)))
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        return type(a) is type(b) and all(
+            same(getattr(a, f.name), getattr(b, f.name), exact) for f in dataclasses.fields(a))
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+def test_every_rule_declares_its_empty_round():
+    assert set(NAMES) == set(EMPTY_ROUND_FACTOR), "declare each rule's empty-round behaviour here"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_order_of_updates_does_not_matter(name):
+    agg, params, state = build(name)
+    for out, ups in rounds(params):
+        expected = agg.aggregate(state, params, out, ups)
+        for shuffled in (ups[::-1], ups[1:] + ups[:1]):
+            got = agg.aggregate(state, params, out, shuffled)
+            assert same(got, expected, exact=False)
+        params, state, _ = expected
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_inputs_are_never_mutated(name):
+    agg, params, state = build(name)
+    for out, ups in rounds(params):
+        before = copy.deepcopy((state, params, out, ups))
+        for c in range(N_CLIENTS):
+            agg.client_payload(state, c)
+        new_params, new_state, _ = agg.aggregate(state, params, out, ups)
+        assert same((state, params, out, ups), before)
+        params, state = new_params, new_state
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_same_inputs_and_state_give_same_outputs(name):
+    agg, params, state = build(name)
+    twin, _, twin_state = build(name)
+    for out, ups in rounds(params):
+        first = agg.aggregate(state, params, out, ups)
+        assert same(agg.aggregate(state, params, out, ups), first)
+        assert same(twin.aggregate(twin_state, params, out, copy.deepcopy(ups)), first)
+        for c in range(N_CLIENTS):
+            assert same(agg.client_payload(first[1], c), twin.client_payload(first[1], c))
+        params, state, _ = first
+        twin_state = copy.deepcopy(state)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_empty_round_before_anything_arrived_leaves_model_unchanged(name):
+    agg, params, state = build(name)
+    new, _, _ = agg.aggregate(state, params, outcome(0, ()), [])
+    assert same(new, params)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_empty_round_after_everyone_reported(name):
+    agg, params, state = build(name)
+    everyone = tuple(range(N_CLIENTS))
+    ups = updates_for(0, everyone, params)
+    params, state, _ = agg.aggregate(state, params, outcome(0, everyone), ups)
+    new, new_state, _ = agg.aggregate(state, params, outcome(1, ()), [])
+    factor = EMPTY_ROUND_FACTOR[name]
+    if factor == 0.0:
+        assert same(new, params) and same(new_state, state)
+        return
+    for k, v in params.items():
+        mean_u = -torch.stack([u.delta[k] for u in ups]).mean(dim=0) / LOCAL_LR
+        assert torch.allclose(new[k], v - LOCAL_LR * factor * mean_u, rtol=0, atol=1e-12)
+
+
+def tensors(tree):
+    if isinstance(tree, torch.Tensor):
+        yield tree
+    elif isinstance(tree, dict):
+        for v in tree.values():
+            yield from tensors(v)
+    elif isinstance(tree, (list, tuple)):
+        for v in tree:
+            yield from tensors(v)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_dtype_is_preserved(name, dtype):
+    agg, params, state = build(name, dtype)
+    for out, ups in rounds(params):
+        params, state, metrics = agg.aggregate(state, params, out, ups)
+        assert all(v.dtype == dtype for v in params.values())
+        assert all(t.dtype == dtype for t in tensors(state) if t.is_floating_point())
+        assert all(isinstance(v, float) for v in metrics.values())

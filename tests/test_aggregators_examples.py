@@ -1,0 +1,264 @@
+"""The worked examples of ALGORITHMS.md §1.1-§1.6 and §5, reproduced exactly.
+
+Client sides are computed here with plain tensor arithmetic; the aggregators only see
+the resulting ``ClientUpdate`` objects. Parameters are one vector ``{"w": ...}``.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from simfl.algorithms import build_aggregator
+from simfl.algorithms.fedar import rectification_weights
+from simfl.core.config.server import FedAR, FedAvgIS, FedLaAvg, FedVARP, Mifa, Scaffold
+from simfl.core.errors import ConfigError
+from simfl.core.records import Arrival, ClientUpdate, RoundOutcome
+
+TOL = 1e-6
+
+
+def vec(*xs):
+    return torch.tensor(xs, dtype=torch.float64)
+
+
+def outcome(r, clients):
+    return RoundOutcome(round=r, t_open_s=float(r), t_deadline_s=r + 1.0, t_close_s=r + 1.0,
+                        n_available=len(clients), selected=tuple(clients),
+                        received=tuple(Arrival(c, r, r + 0.5, 10) for c in clients), missing=())
+
+
+def update(client, delta, r=0, n_samples=10, **extra):
+    return ClientUpdate(client=client, base_round=r, n_samples=n_samples, delta={"w": delta},
+                        extra=extra)
+
+
+def from_normalised(client, u, local_lr, r=0):
+    """The update of a client whose normalised update (w - y) / lr is ``u``."""
+    return update(client, -local_lr * u, r)
+
+
+def run_round(agg, state, params, r, updates):
+    return agg.aggregate(state, params, outcome(r, [u.client for u in updates]), updates)
+
+
+def close(actual, expected):
+    return torch.allclose(actual, torch.as_tensor(expected, dtype=actual.dtype), atol=TOL, rtol=0)
+
+
+# ---------------------------------------------------------------- §1.1 FedAR
+
+def test_fedar_cap_check():
+    psi = rectification_weights(np.arange(6), np.ones(6, bool), 0.5, None, 2.0)
+    assert np.allclose(psi, [1, 1.41421356, 1.73205081, 2, 2, 2], atol=TOL)
+    assert np.allclose(rectification_weights(np.arange(6), np.ones(6, bool), 0.5, 3, 2.0),
+                       [1, 1.41421356, 1.73205081, 2, 0, 0], atol=TOL)
+
+
+def test_fedar_worked_example():
+    # G_3 = (4,4) arrives in round 0, G_2 = (0,2) in round 4, G_1 = (1,0) in round 5:
+    # in round 5 tau = (0, 1, 5). Clients are 0-based here.
+    lr = 0.1
+    agg = build_aggregator(FedAR(rho=0.5, cutoff_rounds=3), lr)
+    w = {"w": vec(0, 0)}
+    state = agg.init(w, np.full(3, 10))
+    _, state, _ = run_round(agg, state, w, 0, [from_normalised(2, vec(4, 4), lr)])
+    for r in (1, 2, 3):
+        _, state, _ = run_round(agg, state, w, r, [])
+    _, state, _ = run_round(agg, state, w, 4, [from_normalised(1, vec(0, 2), lr)])
+    new, state, metrics = run_round(agg, state, w, 5, [from_normalised(0, vec(1, 0), lr)])
+    assert close(new["w"], [-0.05, -0.14142136])
+    assert metrics["n_contributing"] == 2
+    assert list(5 - state["last_round"]) == [0, 1, 5]
+
+
+def test_fedar_nothing_contributing_leaves_model_unchanged():
+    agg = build_aggregator(FedAR(cutoff_rounds=1), 0.1)
+    w = {"w": vec(1, 2)}
+    state = agg.init(w, np.full(2, 10))
+    new, state, _ = run_round(agg, state, w, 0, [])
+    assert new["w"].equal(w["w"])
+    _, state, _ = run_round(agg, state, w, 1, [from_normalised(0, vec(1, 1), 0.1)])
+    new, state, _ = run_round(agg, state, w, 3, [])   # tau = 2 > cutoff 1
+    assert new["w"].equal(w["w"])
+
+
+def test_fedar_with_zero_cutoff_is_fedavg_of_received():
+    lr = 0.1
+    agg = build_aggregator(FedAR(cutoff_rounds=0), lr)
+    w = {"w": vec(0, 0)}
+    state = agg.init(w, np.full(3, 10))
+    _, state, _ = run_round(agg, state, w, 0, [from_normalised(2, vec(9, 9), lr)])
+    new, _, _ = run_round(agg, state, w, 1, [from_normalised(0, vec(1, 0), lr),
+                                             from_normalised(1, vec(0, 2), lr)])
+    assert close(new["w"], [-0.05, -0.1])
+
+
+def test_fedar_with_rho_zero_equals_mifa_once_all_seen():
+    rng = np.random.default_rng(7)
+    n, lr = 5, 0.05
+    fedar = build_aggregator(FedAR(rho=0.0, cutoff_rounds=None), lr)
+    mifa = build_aggregator(Mifa(init="zeros"), lr)
+    w = {"a": torch.zeros(3, dtype=torch.float64), "b": torch.zeros(2, 2, dtype=torch.float64)}
+    s_ar, s_mifa = fedar.init(w, np.full(n, 10)), mifa.init(w, np.full(n, 10))
+    seen, compared = set(), 0
+    for r in range(40):
+        clients = [int(c) for c in np.flatnonzero(rng.random(n) < 0.3)]
+        ups = [ClientUpdate(c, r, 10, {k: torch.as_tensor(rng.normal(size=v.shape))
+                                       for k, v in w.items()}) for c in clients]
+        w_ar, s_ar, _ = run_round(fedar, s_ar, w, r, ups)
+        w_mifa, s_mifa, _ = run_round(mifa, s_mifa, w, r, ups)
+        seen.update(clients)
+        if len(seen) == n:
+            compared += 1
+            for k in w:
+                assert torch.allclose(w_ar[k], w_mifa[k], atol=1e-12, rtol=0)
+        w = w_ar
+    assert compared > 10
+
+
+# ---------------------------------------------------------------- §1.2 MIFA
+
+@pytest.mark.parametrize("init", ["zeros", "wait_for_all"])
+def test_mifa_worked_example(init):
+    lr = 0.1
+    agg = build_aggregator(Mifa(init=init), lr)
+    w = {"w": vec(0, 0)}
+    state = agg.init(w, np.full(3, 10))
+    ups = [from_normalised(i, g, lr) for i, g in enumerate([vec(1, 0), vec(0, 2), vec(4, 4)])]
+    new, state, _ = run_round(agg, state, w, 0, ups)
+    assert close(new["w"], [-0.16666667, -0.2])
+    # an empty round moves the model along the stale table
+    again, _, _ = run_round(agg, state, w, 1, [])
+    assert close(again["w"], [-0.16666667, -0.2])
+
+
+def test_mifa_wait_for_all_holds_the_model_until_the_table_is_full():
+    lr = 0.1
+    w = {"w": vec(0, 0)}
+    waiting = build_aggregator(Mifa(init="wait_for_all"), lr)
+    no_wait = build_aggregator(Mifa(init="zeros"), lr)
+    state, s0 = waiting.init(w, np.full(3, 10)), no_wait.init(w, np.full(3, 10))
+    new, state, _ = run_round(waiting, state, w, 0, [from_normalised(0, vec(1, 0), lr)])
+    assert new is w
+    moved, _, _ = run_round(no_wait, s0, w, 0, [from_normalised(0, vec(1, 0), lr)])
+    assert close(moved["w"], [-0.1 / 3, 0])
+    new, state, _ = run_round(waiting, state, w, 1, [])
+    assert new is w
+    new, state, _ = run_round(waiting, state, w, 2, [from_normalised(1, vec(0, 2), lr),
+                                                     from_normalised(2, vec(4, 4), lr)])
+    assert close(new["w"], [-0.16666667, -0.2])
+
+
+# ---------------------------------------------------------------- §1.3 FedAvg-IS
+
+def test_fedavg_is_worked_example():
+    agg = build_aggregator(FedAvgIS(p=(0.5, 0.2, 0.25)), 0.1)
+    w = {"w": vec(0, 0)}
+    state = agg.init(w, np.full(3, 10))
+    new, _, _ = run_round(agg, state, w, 0, [update(0, vec(0.2, 0)), update(2, vec(0, 0.1))])
+    assert close(new["w"], [0.13333333, 0.13333333])
+    same, _, _ = run_round(agg, state, w, 1, [])
+    assert same["w"].equal(w["w"])
+
+
+def test_fedavg_is_checks_the_length_of_p():
+    agg = build_aggregator(FedAvgIS(p=(0.5, 0.2)), 0.1)
+    with pytest.raises(ConfigError, match="one per client"):
+        agg.init({"w": vec(0)}, np.full(3, 10))
+
+
+# ---------------------------------------------------------------- §1.5 FedVARP
+
+def test_fedvarp_worked_example():
+    lr = 0.1
+    agg = build_aggregator(FedVARP(), lr)
+    w = {"w": vec(0, 0)}
+    state = agg.init(w, np.full(3, 10))
+    fill = [from_normalised(i, g, lr) for i, g in enumerate([vec(1, 0), vec(0, 2), vec(4, 4)])]
+    _, state, _ = run_round(agg, state, w, 0, fill)
+    assert close(state["table"]["w"].mean(dim=0), [1.6666667, 2])
+    new, state, _ = run_round(agg, state, w, 1, [from_normalised(1, vec(2, 2), lr)])
+    assert close(new["w"], [-0.36666667, -0.2])
+    assert close(state["table"]["w"].mean(dim=0), [2.3333333, 2])
+    # an empty round steps along the memory: v = ybar
+    again, _, _ = run_round(agg, state, w, 2, [])
+    assert close(again["w"], [-0.23333333, -0.2])
+
+
+# ---------------------------------------------------------------- §1.6 SCAFFOLD
+
+def test_scaffold_two_rounds_of_the_worked_example():
+    a, lr, k = (0.0, 4.0), 0.1, 2
+    agg = build_aggregator(Scaffold(), lr)
+    params = {"w": vec(1.0)}
+    state = agg.init(params, np.full(2, 10))
+
+    def client(i, x, payload):
+        c, c_i = payload["c"]["w"], payload["c_i"]["w"]
+        y = x.clone()
+        for _ in range(k):
+            y = y - lr * ((y - a[i]) - c_i + c)
+        c_plus = c_i - c + (x - y) / (k * lr)
+        return ClientUpdate(i, 0, 10, {"w": y - x}, extra={"delta_c": {"w": c_plus - c_i}})
+
+    ups = [client(i, params["w"], agg.client_payload(state, i)) for i in (0, 1)]
+    assert close(ups[0].delta["w"], [-0.19]) and close(ups[1].delta["w"], [0.57])
+    params, state, _ = run_round(agg, state, params, 0, ups)
+    assert close(params["w"], [1.19]) and close(state["c"]["w"], [-0.95])
+    assert close(state["c_i"]["w"][:, 0], [0.95, -2.85])
+
+    ups = [client(i, params["w"], agg.client_payload(state, i)) for i in (0, 1)]
+    params, state, _ = run_round(agg, state, params, 1, ups)
+    assert close(params["w"], [1.3439]) and close(state["c"]["w"], [-0.7695])
+    assert close(state["c_i"]["w"][:, 0], [1.2255, -2.7645])
+    payload = agg.client_payload(state, 1)
+    assert close(payload["c"]["w"], [-0.7695]) and close(payload["c_i"]["w"], [-2.7645])
+
+
+# ---------------------------------------------------------------- §5 FedLaAvg
+
+def fedlaavg_round(agg, state, x, r, clients, e, gamma):
+    """Clients take one exact gradient step on f_i(x) = (x - e_i)^2 from x."""
+    ups = [update(i, -gamma * 2 * (x["w"] - e[i]), r) for i in clients]
+    return run_round(agg, state, x, r, ups)
+
+
+def test_fedlaavg_selection_trace():
+    e, gamma = (0.0, 1.0, 2.0, 3.0), 0.1
+    agg = build_aggregator(FedLaAvg(), gamma)
+    x = {"w": vec(0.0)}
+    state = agg.init(x, np.full(4, 10))
+    trace = []
+    for r, picked in enumerate([(0, 1), (2, 3), (0, 3), ()]):
+        x, state, _ = fedlaavg_round(agg, state, x, r, picked, e, gamma)
+        trace.append(float(x["w"]))
+    assert np.allclose(trace, [0.05, 0.345, 0.608, 0.871], atol=TOL, rtol=0)
+    assert close(state["table"]["w"][:, 0], [0.69, -2, -3.9, -5.31])
+
+
+def test_fedlaavg_example_1_first_iterates():
+    e, gamma = (0.0, 1.0), 0.1
+    agg = build_aggregator(FedLaAvg(), gamma)
+    x = {"w": vec(0.0)}
+    state = agg.init(x, np.full(2, 10))
+    trace = []
+    for r in range(8):
+        x, state, _ = fedlaavg_round(agg, state, x, r, [0] if r % 4 == 0 else [1], e, gamma)
+        trace.append(float(x["w"]))
+    expected = [0.0, 0.1, 0.19, 0.271, 0.3249, 0.36531, 0.401679, 0.4344111]
+    assert np.allclose(trace, expected, atol=TOL, rtol=0)
+
+
+def test_fedlaavg_warmup_and_loss_scale_payload():
+    agg = build_aggregator(FedLaAvg(warmup_rounds=1, loss_scaling=True), 0.1)
+    x = {"w": vec(0.0)}
+    state = agg.init(x, np.array([10, 30]))
+    assert agg.client_payload(state, 0) == {"loss_scale": 0.5}
+    assert math.isclose(agg.client_payload(state, 1)["loss_scale"], 1.5)
+    new, state, _ = run_round(agg, state, x, 0, [update(0, vec(-0.2))])
+    assert new is x
+    new, _, _ = run_round(agg, state, x, 1, [])
+    assert close(new["w"], [-0.1])
+    assert build_aggregator(FedLaAvg(), 0.1).client_payload(state, 0) is None

@@ -5,7 +5,6 @@ from __future__ import annotations
 from simfl.algorithms.fedar import FedAR
 from simfl.algorithms.fedavg import FedAvg
 from simfl.algorithms.fedavg_is import FedAvgIS
-from simfl.algorithms.fedavg_s import FedAvgS
 from simfl.algorithms.fedlaavg import FedLaAvg
 from simfl.algorithms.fedvarp import FedVARP
 from simfl.algorithms.mifa import Mifa
@@ -17,7 +16,7 @@ from simfl.core.config import server
 AGGREGATORS = {
     cfg.FedAvg: FedAvg,
     server.FedAvgIS: FedAvgIS,
-    server.FedAvgS: FedAvgS,
+    server.FedAvgS: FedAvg,
     server.Mifa: Mifa,
     server.FedAR: FedAR,
     server.FedVARP: FedVARP,

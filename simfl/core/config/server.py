@@ -55,17 +55,21 @@ class FedAvgIS(Aggregator):
 
 
 @dataclass(frozen=True)
-class FedAvgS(Aggregator):
-    """FedAvg over at most S clients: plain (or data-weighted) average of the received models."""
+class FedAvgS(FedAvg):
+    """FedAvg over at most S clients: plain (or data-weighted) average of the received models.
+
+    The ``fedavg_avail`` reading of ALGORITHMS.md §1.4: the sampler invites
+    min(S, |A_t|) available clients (``server.clients_per_round = S``) and the server
+    averages what arrives, uniformly by default (as MIFA's ``sgd.py``). It is FedAvg
+    with that default. The ``fedavg_wait`` reading (invite S of all N clients and wait,
+    round after round, until each has been online once) is a sampling and timing
+    concern that is not modelled here.
+    """
 
     kind = "fedavg_s"
     paper = ("Jiang et al., FedAR: Addressing Client Unavailability in Federated Learning with "
              "Local Update Approximation and Rectification, arXiv 2407.19103, 2024: FedAvg baseline")
-    weighting: Literal["uniform", "data"] = "uniform"
-    server_lr: float = 1.0
-
-    def validate(self) -> None:
-        positive(self, "server_lr")
+    weighting: Literal["data", "uniform"] = "uniform"
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,7 @@ class _Trainer:
     def __init__(self, scenario: Scenario, data, rngs: RngTree) -> None:
         import torch
 
+        from simfl.train.batched import BatchedExecutor
         from simfl.train.evaluate import Evaluator
         from simfl.train.executor import InlineExecutor
         from simfl.train.models import build_model
@@ -68,7 +69,8 @@ class _Trainer:
         self.net = build_model(task.model, data.n_features, data.n_classes)
         generator = torch.Generator().manual_seed(rngs.int_seed("model/init"))
         self.params = {k: v.to(device) for k, v in self.net.init(generator).items()}
-        self.executor = InlineExecutor(self.net, data, task, rngs, device)
+        executor = InlineExecutor if scenario.run.executor == "inline" else BatchedExecutor
+        self.executor = executor(self.net, data, task, rngs, device)
         self.evaluate = Evaluator(self.net, data.x_test, data.y_test, device)
 
 

@@ -132,3 +132,12 @@ def test_other_datasets_run(tiny_scenario, tmp_path, dataset, partition):
     scenario = with_(tiny_scenario, f"task.dataset={dataset}", f"task.partition={partition}",
                      "run.rounds=3")
     assert run(scenario, tmp_path / "r").summary["rounds"] == 3
+
+
+def test_inline_and_batched_executors_agree_end_to_end(tiny_scenario, tmp_path):
+    inline = run(with_(tiny_scenario, "run.executor=inline", "task.model=mlp"), tmp_path / "i")
+    batched = run(with_(tiny_scenario, "run.executor=batched", "task.model=mlp"), tmp_path / "b")
+    a, b = rows(inline.out_dir / "evals.csv"), rows(batched.out_dir / "evals.csv")
+    assert [r["t_s"] for r in a] == [r["t_s"] for r in b]
+    assert max(abs(float(x["loss"]) - float(y["loss"])) for x, y in zip(a, b)) < 1e-4
+    assert inline.summary["aggregated_updates"] == batched.summary["aggregated_updates"]

@@ -10,7 +10,7 @@ from simfl.core.config import Task
 from simfl.core.records import ClientUpdate, TrainJob
 from simfl.core.rng import RngTree
 from simfl.train.data import FederatedData
-from simfl.train.local import minibatch_plan, sgd
+from simfl.train.local import job_plan, sgd
 from simfl.train.models import DenseNet, Params
 
 
@@ -32,8 +32,7 @@ class InlineExecutor:
         for job in jobs:
             base = versions[job.base_round]
             idx = self.indices[job.client]
-            plan = minibatch_plan(len(idx), self.task,
-                                  self.rngs.stream(f"train/client/{job.client}/round/{job.round}"))
+            plan = job_plan(job, len(idx), self.task, self.rngs)
             local, loss = sgd(self.net, base, self.x[idx], self.y[idx], plan,
                               self.task.lr, self.task.weight_decay)
             delta = {k: local[k] - base[k] for k in base}

@@ -7,6 +7,8 @@ import torch
 import torch.nn.functional as F
 
 from simfl.core.config import Task
+from simfl.core.records import TrainJob
+from simfl.core.rng import RngTree
 from simfl.train.models import DenseNet, Params
 
 
@@ -28,6 +30,11 @@ def minibatch_plan(n_samples: int, task: Task, rng: np.random.Generator) -> list
     n_perms = -(-task.local_steps * b // n_samples)
     stream = np.concatenate([rng.permutation(n_samples) for _ in range(n_perms)])
     return [stream[i * b:(i + 1) * b] for i in range(task.local_steps)]
+
+
+def job_plan(job: TrainJob, n_samples: int, task: Task, rngs: RngTree) -> list[np.ndarray]:
+    """The minibatch plan of ``job``, from the stream ``train/client/C/round/R``."""
+    return minibatch_plan(n_samples, task, rngs.stream(f"train/client/{job.client}/round/{job.round}"))
 
 
 def sgd(net: DenseNet, start: Params, x: torch.Tensor, y: torch.Tensor,

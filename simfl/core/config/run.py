@@ -16,6 +16,10 @@ class Run(Node):
     whichever comes first (at least one must be set). The global model is evaluated
     every ``eval_every_rounds`` rounds (default 1) or every ``eval_every_s`` simulated
     seconds, on the held-out test split, and once more at the end.
+
+    ``executor``: ``inline`` trains a round's updates one after another, ``batched``
+    trains them together as one stacked network (same results up to float rounding),
+    ``auto`` picks batched, which is faster whenever a round has two or more updates.
     """
 
     exclusive = (("eval_every_rounds", "eval_every_s"),)
@@ -26,7 +30,7 @@ class Run(Node):
     eval_every_s: float | None = None
     target_accuracy: float | None = None
     timing_only: bool = False
-    executor: Literal["auto", "inline"] = "auto"
+    executor: Literal["auto", "inline", "batched"] = "auto"
     device: Literal["cpu", "cuda", "auto"] = "cpu"
     events: bool = False
 

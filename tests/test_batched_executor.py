@@ -1,0 +1,159 @@
+"""BatchedExecutor: the same updates as InlineExecutor, computed for all clients at once."""
+
+import dataclasses
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from simfl.core.config import Digits, Dirichlet, Iid, Logreg, Mlp, Task
+from simfl.core.records import TrainJob
+from simfl.core.rng import RngTree
+from simfl.train.batched import BatchedExecutor
+from simfl.train.data import build_data
+from simfl.train.executor import InlineExecutor
+from simfl.train.models import build_model
+
+ATOL = 1e-5
+CPU = torch.device("cpu")
+DEVICES = [CPU, pytest.param(torch.device("cuda"), marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no CUDA device"))]
+REPO = Path(__file__).resolve().parents[1]
+
+
+def make_task(partition=Iid(), model=Logreg(), work=None, weight_decay=0.0, batch_size=16):
+    work = work or {"local_epochs": 1}
+    return Task(dataset=Digits(), partition=partition, model=model, n_clients=16,
+                batch_size=batch_size, lr=0.1, weight_decay=weight_decay, **work)
+
+
+def setup(task, seed=0, device=CPU):
+    rngs = RngTree(seed)
+    data = build_data(task, rngs)
+    net = build_model(task.model, data.n_features, data.n_classes)
+    versions = {r: {k: v.to(device) for k, v in net.init(torch.Generator().manual_seed(r)).items()}
+                for r in (3, 4)}
+    return rngs, data, net, versions
+
+
+def both(task, data, net, rngs, jobs, versions, device=CPU):
+    inline = InlineExecutor(net, data, task, rngs, device).submit(jobs, versions)
+    batched = BatchedExecutor(net, data, task, rngs, device).submit(jobs, versions)
+    return inline, batched
+
+
+def assert_same_updates(inline, batched):
+    assert len(inline) == len(batched)
+    for a, b in zip(inline, batched):
+        assert (a.client, a.base_round, a.n_samples) == (b.client, b.base_round, b.n_samples)
+        assert a.delta.keys() == b.delta.keys()
+        for name in a.delta:
+            assert a.delta[name].shape == b.delta[name].shape
+            assert a.delta[name].device == b.delta[name].device
+            err = (a.delta[name] - b.delta[name]).abs().max().item()
+            assert err <= ATOL, f"client {a.client} {name}: max |diff| {err}"
+        assert b.train_loss == pytest.approx(a.train_loss, abs=ATOL)
+
+
+@pytest.mark.parametrize("partition", [Iid(), Dirichlet(alpha=0.1, min_samples=1)],
+                         ids=["iid", "dirichlet"])
+@pytest.mark.parametrize("work", [{"local_epochs": 2}, {"local_steps": 5}], ids=["epochs", "steps"])
+@pytest.mark.parametrize("model", [Logreg(), Mlp(hidden=(32, 16))], ids=["logreg", "mlp2"])
+@pytest.mark.parametrize("weight_decay", [0.0, 1e-2], ids=["wd0", "wd"])
+def test_matches_inline_executor(partition, work, model, weight_decay):
+    task = make_task(partition, model, work, weight_decay)
+    rngs, data, net, versions = setup(task)
+    if isinstance(partition, Dirichlet):  # the cases padding and masking exist for
+        sizes = data.n_samples
+        assert len(set(sizes.tolist())) > 5 and sizes.min() < task.batch_size < sizes.max()
+    # every client, in scrambled order, from two different model versions
+    clients = np.random.default_rng(1).permutation(task.n_clients).tolist()
+    jobs = [TrainJob(client=c, base_round=3 + (i % 2), round=5) for i, c in enumerate(clients)]
+    inline, batched = both(task, data, net, rngs, jobs, versions)
+    assert [u.client for u in batched] == clients
+    assert_same_updates(inline, batched)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_one_version_subset_of_clients(device):
+    task = make_task(Dirichlet(alpha=0.1, min_samples=1), Mlp(hidden=(32, 16)), {"local_epochs": 1})
+    rngs, data, net, versions = setup(task, device=device)
+    jobs = [TrainJob(client=c, base_round=4, round=9) for c in (7, 2, 11)]
+    inline, batched = both(task, data, net, rngs, jobs, versions, device)
+    assert_same_updates(inline, batched)
+
+
+def test_does_not_mutate_versions_and_deltas_own_their_storage():
+    task = make_task(model=Mlp(hidden=(8,)))
+    rngs, data, net, versions = setup(task)
+    before = {r: {k: v.clone() for k, v in p.items()} for r, p in versions.items()}
+    jobs = [TrainJob(client=c, base_round=3, round=0) for c in range(4)]
+    updates = BatchedExecutor(net, data, task, rngs, CPU).submit(jobs, versions)
+    for r in versions:
+        for k in versions[r]:
+            assert torch.equal(versions[r][k], before[r][k])
+    pointers = {u.delta[k].untyped_storage().data_ptr() for u in updates for k in u.delta}
+    assert len(pointers) == 4 * len(versions[3])
+    assert all(not d.requires_grad for u in updates for d in u.delta.values())
+
+
+@pytest.mark.parametrize("work", [{"local_epochs": 1}, {"local_steps": 3}], ids=["epochs", "steps"])
+def test_client_without_samples_gets_a_zero_delta(work):
+    task = make_task(Dirichlet(alpha=0.1, min_samples=1), Mlp(hidden=(16, 8)), work,
+                     weight_decay=1e-2)
+    rngs, data, net, versions = setup(task)
+    empty = np.array([], dtype=np.int64)
+    data = dataclasses.replace(data, client_indices=(*data.client_indices[:5], empty,
+                                                     *data.client_indices[6:]))
+    jobs = [TrainJob(client=c, base_round=3 + c % 2, round=1) for c in (4, 5, 6)]
+    inline, batched = both(task, data, net, rngs, jobs, versions)
+    assert_same_updates(inline, batched)
+    empty_update = batched[1]
+    assert empty_update.client == 5 and empty_update.n_samples == 0
+    assert all(torch.count_nonzero(d) == 0 for d in empty_update.delta.values())
+    assert empty_update.train_loss == inline[1].train_loss
+    # only clients without samples: nothing to train
+    only_empty = BatchedExecutor(net, data, task, rngs, CPU).submit([jobs[1]], versions)
+    assert all(torch.count_nonzero(d) == 0 for d in only_empty[0].delta.values())
+
+
+def test_no_jobs():
+    task = make_task()
+    rngs, data, net, versions = setup(task)
+    assert BatchedExecutor(net, data, task, rngs, CPU).submit([], versions) == []
+
+
+def test_training_does_not_import_dynamo():
+    """torch._dynamo costs about a second per process; a fresh process proves it is not loaded."""
+    script = textwrap.dedent("""
+        import sys
+        import torch
+        from simfl.core.config import Digits, Dirichlet, Mlp, Task
+        from simfl.core.records import TrainJob
+        from simfl.core.rng import RngTree
+        from simfl.train.batched import BatchedExecutor
+        from simfl.train.data import build_data
+        from simfl.train.models import build_model
+
+        task = Task(dataset=Digits(), partition=Dirichlet(alpha=0.3), model=Mlp(hidden=(16, 8)),
+                    n_clients=6, batch_size=16, local_epochs=1, weight_decay=1e-3)
+        rngs = RngTree(0)
+        data = build_data(task, rngs)
+        net = build_model(task.model, data.n_features, data.n_classes)
+        params = net.init(torch.Generator().manual_seed(0))
+        updates = BatchedExecutor(net, data, task, rngs, torch.device("cpu")).submit(
+            [TrainJob(client=c, base_round=0, round=0) for c in range(6)], {0: params})
+        assert len(updates) == 6
+        print("dynamo loaded:", "torch._dynamo" in sys.modules)
+    """)
+    path = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path}
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            env=env, cwd=REPO, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "dynamo loaded: False" in result.stdout

@@ -29,31 +29,19 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from simfl.core.config import Task
 from simfl.core.records import ClientUpdate, TrainJob
-from simfl.core.rng import RngTree
-from simfl.train.data import FederatedData
+from simfl.train.executor import Executor
 from simfl.train.local import job_plan
-from simfl.train.models import DenseNet, Params
+from simfl.train.models import Params
 
 
-class BatchedExecutor:
+class BatchedExecutor(Executor):
     """Trains all the jobs of one submission at once, clients stacked along a new axis.
 
     Same constructor and :meth:`submit` contract as
     :class:`simfl.train.executor.InlineExecutor`, and the same results up to float
     rounding. Works on whatever device the data and parameters live on.
     """
-
-    def __init__(self, net: DenseNet, data: FederatedData, task: Task, rngs: RngTree,
-                 device: torch.device) -> None:
-        self.net = net
-        self.task = task
-        self.rngs = rngs
-        self.device = device
-        self.x = torch.from_numpy(data.x_train).to(device)
-        self.y = torch.from_numpy(data.y_train).to(device)
-        self.client_indices = data.client_indices
 
     def submit(self, jobs: Sequence[TrainJob], versions: dict[int, Params]) -> list[ClientUpdate]:
         if not jobs:

@@ -14,8 +14,9 @@ from simfl.train.local import job_plan, sgd
 from simfl.train.models import DenseNet, Params
 
 
-class InlineExecutor:
-    """Trains the jobs one after another on one device."""
+class Executor:
+    """What every executor holds: the model recipe, the training set on the device, and
+    each client's sample indices (numpy); subclasses implement ``submit``."""
 
     def __init__(self, net: DenseNet, data: FederatedData, task: Task, rngs: RngTree,
                  device: torch.device) -> None:
@@ -25,13 +26,17 @@ class InlineExecutor:
         self.device = device
         self.x = torch.from_numpy(data.x_train).to(device)
         self.y = torch.from_numpy(data.y_train).to(device)
-        self.indices = [torch.from_numpy(i).to(device) for i in data.client_indices]
+        self.client_indices = data.client_indices
+
+
+class InlineExecutor(Executor):
+    """Trains the jobs one after another on one device."""
 
     def submit(self, jobs: Sequence[TrainJob], versions: dict[int, Params]) -> list[ClientUpdate]:
         updates = []
         for job in jobs:
             base = versions[job.base_round]
-            idx = self.indices[job.client]
+            idx = torch.from_numpy(self.client_indices[job.client]).to(self.device)
             plan = job_plan(job, len(idx), self.task, self.rngs)
             local, loss = sgd(self.net, base, self.x[idx], self.y[idx], plan,
                               self.task.lr, self.task.weight_decay)

@@ -137,8 +137,8 @@ class GilbertElliottChannel(Channel):
     simulated time with rates ``rate_gb_per_s`` and ``rate_bg_per_s`` (exponential
     sojourns): an attempt of airtime T that starts Bad is lost with probability
     ``loss_bad``; one that starts Good is lost if the chain leaves Good before it ends,
-    and otherwise with probability ``loss_good``. The state is sampled lazily, only when the link is used, through the chain's exact
-    transition probabilities over the time since the last use. Each time model reads
+    and otherwise with probability ``loss_good``. The state is sampled lazily, only when
+    the link is used, through the chain's exact transition probabilities over the time since the last use. Each time model reads
     only its own pair of parameters. Not modelled: any dependence of the chain on
     distance, SNR or other clients.
     """

@@ -15,6 +15,9 @@ import simpy
 
 from simfl.core.records import Arrival, Event, Missing
 
+#: interrupt causes that are the device's own fault rather than the server's deadline
+DEVICE_FAULTS = ("battery", "offline")
+
 if TYPE_CHECKING:
     from simfl.sim.simulation import Simulation
 
@@ -22,7 +25,8 @@ if TYPE_CHECKING:
 def device_round(sim: "Simulation", client: int, round: int) -> Generator:
     """SimPy process of ``client`` in ``round``; returns Arrival or Missing.
 
-    An interrupt (the server closed the round) ends it as ``late``.
+    An interrupt ends it: with cause ``"battery"`` or ``"offline"`` (the device died or
+    left) that is the reason; any other cause (the server closed the round) is ``late``.
     """
     env = sim.env
     try:
@@ -35,7 +39,8 @@ def device_round(sim: "Simulation", client: int, round: int) -> Generator:
         sim.log(Event(env.now, "arrived", round, client))
         return Arrival(client, round, env.now, int(sim.n_samples[client]))
     except simpy.Interrupt as stop:
-        return _missing(sim, client, round, "late", str(stop.cause))
+        reason = stop.cause if stop.cause in DEVICE_FAULTS else "late"
+        return _missing(sim, client, round, reason, str(stop.cause))
 
 
 def _transfer(sim: "Simulation", direction: str, client: int, round: int) -> Generator:

@@ -202,6 +202,104 @@ class IdealMac(Mac):
     kind = "ideal"
 
 
+def _per_client(node: Node, name: str) -> None:
+    """``name`` is one probability for every client or a non-empty list of them."""
+    probability(node, name)
+    require(getattr(node, name) != (), name, (), "a probability or a non-empty list of them")
+
+
+@dataclass(frozen=True)
+class TdmaMac(Mac):
+    """Time division: one slot per invited client per frame, or equal bandwidth shares.
+
+    ``mode = "slots"``: frames start when the round opens and hold one slot of
+    ``slot_s`` per client that starts the round (in client-id order); a client's uplink
+    transmits only inside its own slot, so an attempt of airtime A ready at time t ends
+    when A seconds of its slots have elapsed after t. ``mode = "shared"``: the uplink's
+    rate is split equally among the n clients that start the round (frequency division,
+    fixed for the round), so every attempt's airtime is n times longer. Assumptions:
+    perfect synchronisation, no guard times, a slot left unused by a finished client is
+    not reassigned, the shares are not re-divided when clients finish.
+    """
+
+    kind = "tdma"
+    mode: Literal["slots", "shared"] = "slots"
+    slot_s: float = 0.1
+
+    def validate(self) -> None:
+        positive(self, "slot_s")
+        _finite(self, "slot_s")
+
+
+@dataclass(frozen=True)
+class SlottedAlohaMac(Mac):
+    """Slotted ALOHA access to the uplink, optionally with binary exponential backoff.
+
+    Before its upload a client contends for access in slots of ``slot_s`` on a grid
+    from t = 0, starting with the first slot that begins after it is ready. With
+    ``backoff = "none"`` client i transmits in each slot with probability
+    ``access_prob`` (one number, or a list with one per client); with
+    ``"binary_exponential"`` it waits U{0..CW-1} slots before each transmission, CW =
+    min(2^k cw_min, cw_max) after k collisions. Each transmitter picks one of
+    ``channels`` orthogonal access channels uniformly; a slot's channel carries a
+    success iff exactly one client chose it (N p (1-p)^(N-1) successes per slot for N
+    saturated clients and one channel). A success grants the client the uplink for its
+    whole upload (with ARQ), which then takes its link airtime without further
+    contention; a client still contending when the round closes, or after
+    ``max_attempts`` collided transmissions, is missing with reason ``collided``. Every
+    transmission costs ``slot_s`` of airtime. Not modelled: capture effect, carrier
+    sensing, interference between the data transfers of granted clients.
+    """
+
+    kind = "slotted_aloha"
+    paper = ("Roberts, ALOHA packet system with and without slots and capture, ACM SIGCOMM "
+             "CCR 5(2), 1975")
+    access_prob: float | tuple[float, ...] = 0.1
+    slot_s: float = 0.01
+    channels: int = 1
+    backoff: Literal["none", "binary_exponential"] = "none"
+    cw_min: int = 2
+    cw_max: int = 1024
+    max_attempts: int | None = None
+
+    def validate(self) -> None:
+        _per_client(self, "access_prob")
+        positive(self, "slot_s", "channels", "cw_min", "max_attempts")
+        _finite(self, "slot_s")
+        require(self.cw_max >= self.cw_min, "cw_max", self.cw_max,
+                f"an integer >= cw_min = {self.cw_min}")
+
+
+@dataclass(frozen=True)
+class RelayMac(Mac):
+    """The Random Access Model: a relay forwards uploads under a policy the server never sees.
+
+    Each round, when it opens, the relay draws which of the clients that start the
+    round it will forward, from a stationary policy: ``bernoulli`` forwards client i
+    with probability ``probs[i]`` independently; ``capacity`` forwards ``capacity`` of
+    them drawn without replacement with weights ``probs`` (successive sampling, so the
+    inclusion probabilities are not proportional to the weights in general);
+    ``aloha`` forwards those heard in ``slots`` slots of slotted ALOHA with access
+    probabilities ``probs`` (a client stops after its success). ``probs`` is one number
+    or a list with one per client. Uploads travel client to relay over the uplink; the
+    relay drops the others on arrival (reason ``collided``). The decision is hidden in
+    the relay: only the outcomes reach the server. Not modelled: the relay-to-server
+    hop (ideal, instantaneous), the time the ALOHA slots take, buffering at the relay.
+    """
+
+    kind = "relay"
+    paper = ("Theodoropoulos, Nikolakakis, Kalogerias, Federated Learning Under Restricted "
+             "User Availability, arXiv 2309.14176 (Random Access Model)")
+    policy: Literal["bernoulli", "capacity", "aloha"] = "bernoulli"
+    probs: float | tuple[float, ...] = 0.5
+    capacity: int = 1
+    slots: int = 1
+
+    def validate(self) -> None:
+        _per_client(self, "probs")
+        positive(self, "capacity", "slots")
+
+
 @dataclass(frozen=True)
 class Network(Node):
     """Downlink (server to client) and uplink (client to server) with ARQ.

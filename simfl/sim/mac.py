@@ -1,0 +1,305 @@
+"""Medium access on the uplink: who may transmit when, and the relay that forwards uploads.
+
+A device asks its MAC three things about an upload (see :mod:`simfl.sim.device`):
+``request(client)`` (an event that succeeds with True once access is granted, False
+after the retry limit, or None when access is immediate), ``wall_time_s`` (how long an
+attempt of a given airtime occupies the device under the MAC's sharing rule) and
+``forwards(client)`` (whether the relay passes the arrived upload on). ``leave`` takes a
+device that is interrupted out of contention. ``open_round`` and ``close_round`` bracket
+a round. Every kind states its model in its config's docstring
+(:mod:`simfl.core.config.network`).
+
+Slotted ALOHA is simulated event by event over *occupied* slots only: each contender
+carries the index of the next slot it transmits in (Bernoulli access makes the gap
+Geometric(p), memoryless and exact; backoff makes it uniform over the window), so idle
+slots cost nothing and a busy slot costs one vectorised numpy step over the clients,
+not one SimPy event per client per slot.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from typing import Callable
+
+import numpy as np
+import simpy
+
+from simfl.core.config.network import IdealMac, Mac, RelayMac, SlottedAlohaMac, TdmaMac
+from simfl.core.errors import ConfigError
+from simfl.core.rng import RngTree
+
+#: slot index of a client that is not contending
+NEVER = np.iinfo(np.int64).max
+#: tolerance (in slots) when mapping a time onto the slot grid
+_GRID_EPS = 1e-9
+
+
+def per_client(value: float | tuple[float, ...], n_clients: int, field: str) -> np.ndarray:
+    """One value per client from a scalar or a list that must have ``n_clients`` entries."""
+    if isinstance(value, tuple):
+        if len(value) != n_clients:
+            raise ConfigError(field, value, f"one number or a list of task.n_clients = {n_clients}")
+        return np.asarray(value, dtype=float)
+    return np.full(n_clients, float(value))
+
+
+class IdealAccess:
+    """No contention and no relay: access is immediate and airtime is wall time."""
+
+    def __init__(self, cfg: Mac, env: simpy.Environment, rngs: RngTree, n_clients: int) -> None:
+        self.cfg, self.env, self.rngs, self.n_clients = cfg, env, rngs, n_clients
+
+    def open_round(self, round: int, started: np.ndarray) -> None:
+        """The round opens now; ``started`` (sorted ids) are the clients that take part."""
+
+    def close_round(self) -> dict[int, list[int]]:
+        """The round has closed; returns contention statistics (empty without contention)."""
+        return {}
+
+    def request(self, client: int) -> simpy.Event | None:
+        return None
+
+    def leave(self, client: int) -> bool:
+        """Take an interrupted ``client`` out of contention; True if it was contending."""
+        return False
+
+    def wall_time_s(self, client: int, t_s: float, airtime_s: float) -> float:
+        return airtime_s
+
+    def forwards(self, client: int) -> bool:
+        return True
+
+
+class TdmaAccess(IdealAccess):
+    """Time division (``slots``) or equal bandwidth shares (``shared``) among a round's clients."""
+
+    cfg: TdmaMac
+
+    def open_round(self, round: int, started: np.ndarray) -> None:
+        self._t_open_s = self.env.now
+        self._n = max(len(started), 1)
+        self._rank = {int(c): i for i, c in enumerate(started)}
+
+    def wall_time_s(self, client: int, t_s: float, airtime_s: float) -> float:
+        if self.cfg.mode == "shared":
+            return airtime_s * self._n
+        return tdma_finish_s(t_s - self._t_open_s, airtime_s, self._rank[client], self._n,
+                             self.cfg.slot_s) + self._t_open_s - t_s
+
+
+def tdma_finish_s(ready_s: float, airtime_s: float, rank: int, n_slots: int,
+                  slot_s: float) -> float:
+    """When ``airtime_s`` of transmission ends that uses only slot ``rank`` of every frame.
+
+    Frames of ``n_slots * slot_s`` start at time 0; the client may transmit from
+    ``ready_s`` on, inside [k F + rank slot_s, k F + (rank + 1) slot_s) for k = 0, 1, ...
+    """
+    if airtime_s <= 0:
+        return ready_s
+    frame_s, offset_s = n_slots * slot_s, rank * slot_s
+    k = math.floor((ready_s - offset_s) / frame_s)
+    here_s = max(0.0, k * frame_s + offset_s + slot_s - ready_s)  # left of the current slot
+    if airtime_s <= here_s:
+        return ready_s + airtime_s
+    rest_s = airtime_s - here_s
+    more = max(1, math.ceil(rest_s / slot_s - _GRID_EPS))  # further slots needed
+    return (k + more) * frame_s + offset_s + rest_s - (more - 1) * slot_s
+
+
+class SlottedAloha(IdealAccess):
+    """Slotted ALOHA contention for the uplink (see :class:`SlottedAlohaMac`).
+
+    ``tx_slots[i]`` counts client i's transmissions (each costs ``slot_s`` of airtime);
+    ``on_transmit(clients, airtime_s)``, if set, is called at the end of every busy slot
+    with the clients that transmitted in it, so that energy models can charge them.
+    ``slot_stats`` maps a number of contenders n to [slots with n contenders, successes
+    in them], for the current round.
+    """
+
+    cfg: SlottedAlohaMac
+
+    def __init__(self, cfg: SlottedAlohaMac, env: simpy.Environment, rngs: RngTree,
+                 n_clients: int) -> None:
+        super().__init__(cfg, env, rngs, n_clients)
+        self.p = per_client(cfg.access_prob, n_clients, "network.mac.access_prob")
+        self.next_slot = np.full(n_clients, NEVER, dtype=np.int64)
+        self.join_slot = np.zeros(n_clients, dtype=np.int64)
+        self.collisions = np.zeros(n_clients, dtype=np.int64)
+        self.tx_slots = np.zeros(n_clients, dtype=np.int64)
+        self.on_transmit: Callable[[np.ndarray, float], None] | None = None
+        self.slot_stats: dict[int, list[int]] = {}
+        self._waiting: dict[int, simpy.Event] = {}
+        self._pending: set[int] = set()
+        self._changes: dict[int, int] = {}  # slot -> change of the number of contenders
+        self._change_slots: list[int] = []  # heap of the keys of _changes
+        self._counted = 0  # slots before this one are accounted in slot_stats
+        self._n = 0  # contenders from slot _counted on (before its changes)
+        self._rng = rngs.stream("mac/aloha/round/-1")
+
+    # ---- the round and the device's calls
+
+    def open_round(self, round: int, started: np.ndarray) -> None:
+        self._rng = self.rngs.stream(f"mac/aloha/round/{round}")
+        self.slot_stats = {}
+
+    def close_round(self) -> dict[int, list[int]]:
+        self._count_to(self._slot_at(self.env.now))
+        stats, self.slot_stats = self.slot_stats, {}
+        return stats
+
+    def request(self, client: int) -> simpy.Event:
+        start = math.ceil(self.env.now / self.cfg.slot_s - _GRID_EPS)
+        self.join_slot[client] = start
+        self.collisions[client] = 0
+        self._change(start, +1)
+        cfg, p = self.cfg, self.p[client]
+        if cfg.backoff == "binary_exponential":  # scalar draws: one request at a time
+            first = int(self._rng.integers(0, cfg.cw_min))
+        else:
+            first = int(self._rng.geometric(p)) - 1 if p > 0 else NEVER - start
+        self.next_slot[client] = start + first
+        event = self._waiting[client] = self.env.event()
+        self._schedule(int(self.next_slot[client]))
+        return event
+
+    def leave(self, client: int) -> bool:
+        if self._waiting.pop(client, None) is None:
+            return False
+        self.next_slot[client] = NEVER
+        self._change(max(self._slot_at(self.env.now), int(self.join_slot[client])), -1)
+        return True
+
+    # ---- contention
+
+    def _slot_at(self, t_s: float) -> int:
+        return math.floor(t_s / self.cfg.slot_s + _GRID_EPS)
+
+    def _gaps(self, clients: np.ndarray) -> np.ndarray:
+        """Slots from a collision to each of ``clients``' next transmission (>= 1)."""
+        cfg, rng = self.cfg, self._rng
+        if cfg.backoff == "binary_exponential":
+            window = np.minimum(cfg.cw_min * 2 ** np.minimum(self.collisions[clients], 40),
+                                cfg.cw_max)
+            return rng.integers(0, window) + 1
+        return rng.geometric(self.p[clients])  # they transmitted, so p > 0
+
+    def _schedule(self, slot: int) -> None:
+        """Make sure the end of ``slot`` is processed if it is the earliest busy slot."""
+        if slot == NEVER or slot in self._pending:
+            return
+        if self._pending and slot > min(self._pending):
+            return  # an earlier wake-up will reschedule
+        self._pending.add(slot)
+        end_s = (slot + 1) * self.cfg.slot_s
+        wake = self.env.timeout(max(0.0, end_s - self.env.now))
+        wake.callbacks.append(lambda _: self._end_of_slot(slot))
+
+    def _end_of_slot(self, slot: int) -> None:
+        self._pending.discard(slot)
+        tx = np.flatnonzero(self.next_slot == slot)
+        if tx.size:
+            self._resolve(slot, tx)
+        following = int(self.next_slot.min()) if self.n_clients else NEVER
+        self._schedule(following)
+
+    def _resolve(self, slot: int, tx: np.ndarray) -> None:
+        cfg = self.cfg
+        self._count_to(slot)
+        self._apply_changes(slot)
+        if cfg.channels == 1:
+            won = np.ones(1, dtype=bool) if tx.size == 1 else np.zeros(tx.size, dtype=bool)
+        else:
+            picks = self._rng.integers(0, cfg.channels, size=tx.size)
+            won = np.bincount(picks, minlength=cfg.channels)[picks] == 1
+        stats = self.slot_stats.setdefault(self._n, [0, 0])
+        stats[0] += 1
+        stats[1] += int(won.sum())
+        self._counted = slot + 1
+        self.tx_slots[tx] += 1
+        if self.on_transmit is not None:
+            self.on_transmit(tx, cfg.slot_s)
+        lost = tx[~won]
+        self.collisions[lost] += 1
+        give_up = np.zeros(lost.size, dtype=bool)
+        if cfg.max_attempts is not None:
+            give_up = self.collisions[lost] >= cfg.max_attempts
+        retry = lost[~give_up]
+        self.next_slot[retry] = slot + self._gaps(retry)
+        done = np.sort(np.concatenate([tx[won], lost[give_up]]))
+        self.next_slot[done] = NEVER
+        self._n -= done.size
+        granted = set(tx[won].tolist())
+        for client in done.tolist():
+            self._waiting.pop(client).succeed(client in granted)
+
+    # ---- statistics: slots with n contenders and their successes
+
+    def _change(self, slot: int, delta: int) -> None:
+        if slot not in self._changes:
+            self._changes[slot] = 0
+            heapq.heappush(self._change_slots, slot)
+        self._changes[slot] += delta
+
+    def _apply_changes(self, slot: int) -> None:
+        while self._change_slots and self._change_slots[0] <= slot:
+            self._n += self._changes.pop(heapq.heappop(self._change_slots))
+
+    def _count_to(self, end: int) -> None:
+        """Account the slots [_counted, end) as slots in which nobody transmitted."""
+        while self._counted < end:
+            self._apply_changes(self._counted)
+            upto = min(end, self._change_slots[0]) if self._change_slots else end
+            if self._n:
+                self.slot_stats.setdefault(self._n, [0, 0])[0] += upto - self._counted
+            self._counted = upto
+
+
+class Relay(IdealAccess):
+    """The Random Access Model's relay (see :class:`RelayMac`); its draws stay inside it."""
+
+    cfg: RelayMac
+
+    def __init__(self, cfg: RelayMac, env: simpy.Environment, rngs: RngTree,
+                 n_clients: int) -> None:
+        super().__init__(cfg, env, rngs, n_clients)
+        self._probs = per_client(cfg.probs, n_clients, "network.mac.probs")
+        self._forwarded = np.zeros(n_clients, dtype=bool)
+
+    def open_round(self, round: int, started: np.ndarray) -> None:
+        self._forwarded[:] = False
+        self._forwarded[relay_draw(self.cfg, self._probs, started,
+                                   self.rngs.stream(f"mac/relay/round/{round}"))] = True
+
+    def forwards(self, client: int) -> bool:
+        return bool(self._forwarded[client])
+
+
+def relay_draw(cfg: RelayMac, probs: np.ndarray, started: np.ndarray,
+               rng: np.random.Generator) -> np.ndarray:
+    """The clients of ``started`` that the relay forwards this round (sorted ids)."""
+    started = np.asarray(started, dtype=np.int64)
+    p = probs[started]
+    if cfg.policy == "bernoulli":
+        return started[rng.random(len(probs))[started] < p]
+    if cfg.policy == "capacity":
+        pool, weights = started[p > 0], p[p > 0]
+        k = min(cfg.capacity, len(pool))
+        if k == 0:
+            return pool
+        return np.sort(rng.choice(pool, size=k, replace=False, p=weights / weights.sum()))
+    heard = np.zeros(len(started), dtype=bool)  # aloha: contend until heard, slots times
+    for _ in range(cfg.slots):
+        tx = ~heard & (rng.random(len(started)) < p)
+        if tx.sum() == 1:
+            heard |= tx
+    return started[heard]
+
+
+_ACCESS = {IdealMac: IdealAccess, TdmaMac: TdmaAccess, SlottedAlohaMac: SlottedAloha,
+           RelayMac: Relay}
+
+
+def build_mac(cfg: Mac, env: simpy.Environment, rngs: RngTree, n_clients: int) -> IdealAccess:
+    """The uplink access model of ``cfg``, bound to ``env`` and the run's random streams."""
+    return _ACCESS[type(cfg)](cfg, env, rngs, n_clients)

@@ -1,0 +1,186 @@
+"""Uplink access models: TDMA timing, slotted ALOHA contention, the relay, config errors."""
+
+import csv
+
+import pytest
+
+from conftest import everyone, make_sim
+from simfl import apply_overrides, run
+from simfl.cli import main as cli_main
+from simfl.core.config import RelayMac, SlottedAlohaMac, TdmaMac, parse_override
+from simfl.core.errors import ConfigError
+from simfl.sim import mac as mac_module
+from simfl.sim.mac import build_mac, tdma_finish_s
+
+
+def with_mac(sim, cfg):
+    sim.mac = build_mac(cfg, sim.env, sim.rngs, len(sim.n_samples))
+    return sim
+
+
+def reasons(outcome):
+    return {m.client: m.reason for m in outcome.missing}
+
+
+def arrivals(outcome):
+    return {a.client: a.t_s for a in outcome.received}
+
+
+# ---- TDMA
+
+@pytest.mark.parametrize("ready, airtime, rank, expected", [
+    (0.0, 0.25, 0, 0.65),   # slots [0, .1), [.3, .4), then .05 of [.6, .7)
+    (0.0, 0.25, 2, 0.85),   # slots [.2, .3), [.5, .6), [.8, .85)
+    (0.05, 0.05, 0, 0.10),  # fits in the rest of the current slot
+    (0.05, 0.10, 0, 0.35),  # .05 now, .05 in the next frame's slot
+    (0.15, 0.10, 0, 0.40),  # ready after its slot: waits for the next frame
+    (0.0, 0.0, 1, 0.0),
+])
+def test_tdma_finish_worked_examples(ready, airtime, rank, expected):
+    assert tdma_finish_s(ready, airtime, rank, 3, 0.1) == pytest.approx(expected, abs=1e-12)
+
+
+def test_tdma_slots_give_deterministic_upload_times():
+    sim = with_mac(make_sim(n_clients=3, compute_s=(0.0,), upload_s=0.25, deadline_s=10.0),
+                   TdmaMac(mode="slots", slot_s=0.1))
+    sim.run_round(0, everyone)  # round 1 opens at 0.85: slots are relative to the opening
+    outcome = sim.run_round(1, everyone)
+    assert arrivals(outcome) == pytest.approx({0: 0.85 + 0.65, 1: 0.85 + 0.75, 2: 0.85 + 0.85})
+
+
+def test_tdma_shared_bandwidth_divides_the_rate():
+    sim = with_mac(make_sim(n_clients=4, compute_s=(1.0,), upload_s=0.5, deadline_s=10.0),
+                   TdmaMac(mode="shared"))
+    outcome = sim.run_round(0, everyone)
+    assert arrivals(outcome) == pytest.approx({c: 1.0 + 4 * 0.5 for c in range(4)})
+
+
+# ---- slotted ALOHA
+
+def test_aloha_lone_client_with_p1_gets_the_next_slot():
+    sim = with_mac(make_sim(n_clients=1, compute_s=(1.0,), upload_s=1.0),
+                   SlottedAlohaMac(access_prob=1.0, slot_s=0.1))
+    outcome = sim.run_round(0, everyone)
+    assert arrivals(outcome) == pytest.approx({0: 1.1 + 1.0})  # slot [1.0, 1.1), then upload
+    assert sim.mac.tx_slots.tolist() == [1]
+
+
+def test_aloha_permanent_collision_is_collided_at_the_deadline_with_slot_counts():
+    sim = with_mac(make_sim(n_clients=2, compute_s=(0.0,), upload_s=1.0, deadline_s=1.0,
+                            seed=4), SlottedAlohaMac(access_prob=1.0, slot_s=0.1))
+    sim.keep_events = True
+    outcome = sim.run_round(0, everyone)
+    assert reasons(outcome) == {0: "collided", 1: "collided"}
+    assert outcome.n_missing("collided") == 2
+    assert sim.mac.tx_slots.tolist() == [10, 10]
+    stats = [e.detail for e in sim.events if e.kind == "mac_slots"]
+    assert stats == ["2:10:0"]  # ten slots with two contenders, no success
+    n_events = sim.n_events
+    sim.env.run(until=100.0)  # quiescent: nobody contends after the round closed
+    assert sim.n_events == n_events and sim.mac.tx_slots.tolist() == [10, 10]
+    second = sim.run_round(1, everyone)
+    assert reasons(second) == {0: "collided", 1: "collided"}
+
+
+def test_aloha_retry_limit_gives_up_before_the_deadline():
+    sim = with_mac(make_sim(n_clients=3, compute_s=(0.0,), upload_s=1.0, deadline_s=50.0),
+                   SlottedAlohaMac(access_prob=1.0, slot_s=0.1, max_attempts=3))
+    outcome = sim.run_round(0, everyone)
+    assert set(reasons(outcome).values()) == {"collided"}
+    assert outcome.t_close_s == pytest.approx(0.3)
+    assert sim.mac.tx_slots.tolist() == [3, 3, 3]
+
+
+def test_aloha_contenders_all_get_through_eventually_and_stats_add_up():
+    sim = with_mac(make_sim(n_clients=6, compute_s=(0.0, 0.05, 0.13), upload_s=0.2,
+                            deadline_s=1e4, seed=2),
+                   SlottedAlohaMac(access_prob=0.3, slot_s=0.1, channels=2))
+    sim.keep_events = True
+    outcome = sim.run_round(0, everyone)
+    assert len(outcome.received) == 6
+    detail = next(e.detail for e in sim.events if e.kind == "mac_slots")
+    wins = sum(int(item.split(":")[2]) for item in detail.split())
+    assert wins == 6  # every grant happened in a counted slot
+
+
+def test_binary_exponential_backoff_resolves_two_clients():
+    sim = with_mac(make_sim(n_clients=2, compute_s=(0.0,), upload_s=0.1, deadline_s=1e4),
+                   SlottedAlohaMac(backoff="binary_exponential", cw_min=1, slot_s=0.1))
+    outcome = sim.run_round(0, everyone)
+    assert len(outcome.received) == 2
+    assert sim.mac.tx_slots.min() >= 2  # window 1: both collide in the first slot
+
+
+def test_aloha_stream_makes_rounds_reproducible():
+    def once():
+        sim = with_mac(make_sim(n_clients=8, compute_s=(0.0, 0.3), upload_s=0.2, seed=9),
+                       SlottedAlohaMac(access_prob=0.2, slot_s=0.05))
+        return [arrivals(sim.run_round(r, everyone)) for r in range(3)]
+    assert once() == once()
+
+
+# ---- relay
+
+@pytest.mark.parametrize("policy", ["bernoulli", "capacity", "aloha"])
+def test_relay_with_zero_probabilities_forwards_nobody(policy):
+    sim = with_mac(make_sim(n_clients=4), RelayMac(policy=policy, probs=0.0))
+    outcome = sim.run_round(0, everyone)
+    assert outcome.received == () and set(reasons(outcome).values()) == {"collided"}
+
+
+def test_relay_capacity_forwards_exactly_k():
+    sim = with_mac(make_sim(n_clients=6, deadline_s=100.0),
+                   RelayMac(policy="capacity", probs=(0.1, 0.2, 0.3, 0.1, 0.2, 0.3), capacity=2))
+    for r in range(5):
+        outcome = sim.run_round(r, everyone)
+        assert len(outcome.received) == 2 and outcome.n_missing("collided") == 4
+
+
+def test_relay_probability_list_must_match_the_population():
+    sim = make_sim(n_clients=3)
+    with pytest.raises(ConfigError, match="network.mac.probs"):
+        with_mac(sim, RelayMac(probs=(0.5, 0.5)))
+
+
+def test_bad_mac_settings_exit_2_with_the_field(capsys):
+    code = cli_main(["validate", "quickstart", "--set", "network.mac.kind=slotted_aloha",
+                     "--set", "network.mac.access_prob=1.5"])
+    err = capsys.readouterr().err
+    assert code == 2 and "access_prob" in err and "1.5" in err and "probability" in err
+    with pytest.raises(ConfigError, match="cw_max"):
+        SlottedAlohaMac(cw_min=8, cw_max=4)
+    with pytest.raises(ConfigError, match="mode"):
+        TdmaMac(mode="round_robin")
+
+
+def _rows(path):
+    with open(path) as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_server_side_never_reads_the_relay_probabilities(tiny_scenario, tmp_path, monkeypatch):
+    """Two runs whose relays have different probabilities but (scripted) identical
+    decisions: samplers, aggregators and the round loop see only outcomes, so every
+    table and the trained model agree. Any server-side read of the probabilities
+    would make them differ."""
+    calls = []
+
+    def scripted(cfg, probs, started, rng):
+        calls.append(len(started))
+        return started[started % 3 != 0]
+
+    monkeypatch.setattr(mac_module, "relay_draw", scripted)
+    results = []
+    for probs in ("0.05", "[" + ",".join(["0.95"] * 12) + "]"):
+        scenario = apply_overrides(tiny_scenario, [
+            parse_override("network.mac.kind=relay"), parse_override(f"network.mac.probs={probs}"),
+            parse_override("server.algorithm.kind=fedavg"), parse_override("run.rounds=4")])
+        results.append(run(scenario, tmp_path / probs[:4]))
+    assert calls and len(calls) == 8
+    first, second = results
+    for name in ("rounds.csv", "evals.csv"):
+        assert _rows(first.out_dir / name) == _rows(second.out_dir / name)
+    assert first.outcomes == second.outcomes
+    dropped = [m for o in first.outcomes for m in o.missing if m.reason == "collided"]
+    assert dropped and all(m.client % 3 == 0 for m in dropped)
+    assert first.summary["final_accuracy"] == second.summary["final_accuracy"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from simfl.core.records import MISSING_REASONS, RoundOutcome
 
@@ -37,4 +37,27 @@ def check_rounds(outcomes: Sequence[RoundOutcome], trained: Sequence[int],
         if n_trained != n_aggregated or n_aggregated > len(outcome.received):
             problems.append(f"round {r}: trained {n_trained}, aggregated {n_aggregated}, "
                             f"received {len(outcome.received)}")
+    return problems
+
+
+def check_energy(outcomes: Sequence[RoundOutcome], clients: dict[str, Sequence[Any]],
+                 tol_j: float = 1e-6) -> list[str]:
+    """Violations of the energy invariants, from the per-client table (``clients.csv``).
+
+    Battery energy never below zero and never above capacity: every client's lowest
+    and final stored energy lie in [0, capacity_j] (within ``tol_j``, float rounding);
+    and the energy of the rounds (``rounds.csv``) adds up to that of the clients.
+    """
+    problems: list[str] = []
+    if "min_stored_j" in clients:
+        for client, low, final, cap in zip(clients["client"], clients["min_stored_j"],
+                                           clients["final_stored_j"], clients["capacity_j"]):
+            if not -tol_j <= low <= final + tol_j or final > cap + tol_j:
+                problems.append(f"client {client}: stored energy left [0, {cap}] J "
+                                f"(lowest {low}, final {final})")
+    by_rounds = sum(o.energy_j for o in outcomes)
+    by_clients = float(sum(clients["energy_j"]))
+    if abs(by_rounds - by_clients) > tol_j * max(1.0, by_clients):
+        problems.append(f"energy of the rounds {by_rounds} J != energy of the clients "
+                        f"{by_clients} J")
     return problems

@@ -1,0 +1,111 @@
+"""Device energy: the power drawn in each activity and the battery that supplies it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from simfl.core.config.node import Node, non_negative, positive, probability, require
+
+
+@dataclass(frozen=True)
+class Energy(Node):
+    """Power drawn by a device in each state; piecewise constant between state changes.
+
+    States: ``idle`` (between and after its round work), ``compute`` (local training),
+    ``tx`` (each uplink attempt) and ``rx`` (each downlink attempt). A transfer costs
+    its airtime times ``tx_w``/``rx_w``, or its bits times ``tx_j_per_bit``/
+    ``rx_j_per_bit`` (set one of each pair); every attempt is charged, retries
+    included. Defaults are board-level figures of a Raspberry Pi training a small
+    model (about 5 W computing, 4 W transmitting; NETWORK_MODELS.md section 3.2, from
+    ns3-fl's fitted models) and no idle drain. A round's ``energy_j`` (rounds.csv) is
+    what its work used (download, compute, waiting for medium access, upload), from the
+    battery or, when plugged in, from the charger. Not modelled: radio tail energy after
+    a transfer, rate-dependent radio power, DVFS (power depending on the CPU frequency).
+    """
+
+    exclusive = (("tx_w", "tx_j_per_bit"), ("rx_w", "rx_j_per_bit"))
+    idle_w: float = 0.0
+    compute_w: float = 5.0
+    tx_w: float | None = None
+    tx_j_per_bit: float | None = None
+    rx_w: float | None = None
+    rx_j_per_bit: float | None = None
+
+    def validate(self) -> None:
+        names = ("idle_w", "compute_w", "tx_w", "tx_j_per_bit", "rx_w", "rx_j_per_bit")
+        non_negative(self, *names)
+        for name in names:
+            value = getattr(self, name)
+            require(value is None or math.isfinite(value), name, value, "a finite number")
+        for watts, per_bit, default_w in (("tx_w", "tx_j_per_bit", 4.0),
+                                          ("rx_w", "rx_j_per_bit", 1.0)):
+            require(getattr(self, watts) is None or getattr(self, per_bit) is None, per_bit,
+                    getattr(self, per_bit), f"null when {watts} is set (set only one of them)")
+            if getattr(self, watts) is None and getattr(self, per_bit) is None:
+                self._set_default(watts, default_w)
+
+
+@dataclass(frozen=True)
+class Charging(Node):
+    """A daily plug-in window during which the battery charges.
+
+    The window runs from ``start_hour`` to ``end_hour`` of every ``period_h``-hour day
+    (it wraps past midnight when start > end; simulated time 0 is hour 0). While
+    plugged in, the device runs from the charger (its load does not drain the battery)
+    and the battery charges at ``power_w`` up to full. With ``cv_soc`` set, the
+    charge follows a CC-CV curve instead: constant power up to that state of charge,
+    then an exponential approach to full, SoC(t) = 1 - (1 - cv_soc) exp(-t / tau),
+    with ``cv_tau_s`` = tau (default: the value that keeps the charging power
+    continuous at the switch, (1 - cv_soc) * capacity / power_w). Not modelled:
+    charger efficiency, temperature, battery ageing, per-client plug-in times.
+    """
+
+    power_w: float = 10.0
+    start_hour: float = 22.0
+    end_hour: float = 6.0
+    period_h: float = 24.0
+    cv_soc: float | None = None
+    cv_tau_s: float | None = None
+
+    def validate(self) -> None:
+        positive(self, "power_w", "period_h", "cv_tau_s")
+        require(math.isfinite(self.power_w), "power_w", self.power_w, "a finite number")
+        for name in ("start_hour", "end_hour"):
+            value = getattr(self, name)
+            require(0.0 <= value < self.period_h, name, value,
+                    f"an hour in [0, period_h = {self.period_h:g})")
+        require(self.start_hour != self.end_hour, "end_hour", self.end_hour,
+                "an hour different from start_hour")
+        probability(self, "cv_soc")
+        require(self.cv_soc is None or self.cv_soc < 1.0, "cv_soc", self.cv_soc,
+                "a state of charge in [0, 1) or null")
+
+
+@dataclass(frozen=True)
+class Battery(Node):
+    """A finite battery per device, emptied by its activity and refilled by charging.
+
+    Stored energy starts at ``initial_soc * capacity_j`` (or, with ``initial_soc_min``
+    set, at a state of charge drawn per client from U(initial_soc_min, initial_soc)).
+    It falls at the power of the device's current state; when it reaches zero the
+    device dies: work in flight (compute or a transfer) is lost with reason
+    ``battery`` and the device is unavailable until charging brings it back above
+    ``restart_soc`` (hysteresis). A dead device draws nothing. Default capacity: a
+    4000 mAh, 3.85 V phone cell (55.44 kJ). Not modelled: voltage sag, the
+    rate-capacity effect, self-discharge, ageing.
+    """
+
+    capacity_j: float = 55_440.0
+    initial_soc: float = 1.0
+    initial_soc_min: float | None = None
+    restart_soc: float = 0.05
+    charging: Charging | None = None
+
+    def validate(self) -> None:
+        positive(self, "capacity_j", "restart_soc")
+        require(math.isfinite(self.capacity_j), "capacity_j", self.capacity_j, "a finite number")
+        probability(self, "initial_soc", "initial_soc_min", "restart_soc")
+        require(self.initial_soc_min is None or self.initial_soc_min <= self.initial_soc,
+                "initial_soc_min", self.initial_soc_min,
+                f"a state of charge <= initial_soc = {self.initial_soc}")

@@ -34,6 +34,8 @@ EMPTY_ROUND_FACTOR = {
     "fedlaavg": 1.0,      # stale G_bar, applied every round
     "fedvarp": 1.0,       # v = ybar
     "fedar": math.sqrt(2.0),  # every tau = 1: psi = 2^0.5 for all, N_t = N
+    "fedprox": 0.0,       # FedAvg on the server
+    "cvar": 0.0,          # no relayed pair: neither the model nor t moves
 }
 
 
@@ -60,7 +62,7 @@ def updates_for(r, clients, params):
                  for k, v in params.items()}
         delta_c = {k: torch.randn(v.shape, generator=gen, dtype=v.dtype) for k, v in params.items()}
         out.append(ClientUpdate(c, r, int(N_SAMPLES[c]), delta, train_loss=0.5,
-                                extra={"delta_c": delta_c}))
+                                extra={"delta_c": delta_c, "t": 0.5 + 0.1 * c}))
     return out
 
 

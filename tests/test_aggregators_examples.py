@@ -66,8 +66,8 @@ def test_fedar_worked_example():
     _, state, _ = run_round(agg, state, w, 0, [from_normalised(2, vec(4, 4), lr)])
     for r in (1, 2, 3):
         _, state, _ = run_round(agg, state, w, r, [])
-    _, state, _ = run_round(agg, state, w, 4, [from_normalised(1, vec(0, 2), lr)])
-    new, state, metrics = run_round(agg, state, w, 5, [from_normalised(0, vec(1, 0), lr)])
+    _, state, _ = run_round(agg, state, w, 4, [from_normalised(1, vec(0, 2), lr, r=4)])
+    new, state, metrics = run_round(agg, state, w, 5, [from_normalised(0, vec(1, 0), lr, r=5)])
     assert close(new["w"], [-0.05, -0.14142136])
     assert metrics["n_contributing"] == 2
     assert list(5 - state["last_round"]) == [0, 1, 5]
@@ -79,7 +79,7 @@ def test_fedar_nothing_contributing_leaves_model_unchanged():
     state = agg.init(w, np.full(2, 10))
     new, state, _ = run_round(agg, state, w, 0, [])
     assert new["w"].equal(w["w"])
-    _, state, _ = run_round(agg, state, w, 1, [from_normalised(0, vec(1, 1), 0.1)])
+    _, state, _ = run_round(agg, state, w, 1, [from_normalised(0, vec(1, 1), 0.1, r=1)])
     new, state, _ = run_round(agg, state, w, 3, [])   # tau = 2 > cutoff 1
     assert new["w"].equal(w["w"])
 
@@ -90,9 +90,20 @@ def test_fedar_with_zero_cutoff_is_fedavg_of_received():
     w = {"w": vec(0, 0)}
     state = agg.init(w, np.full(3, 10))
     _, state, _ = run_round(agg, state, w, 0, [from_normalised(2, vec(9, 9), lr)])
-    new, _, _ = run_round(agg, state, w, 1, [from_normalised(0, vec(1, 0), lr),
-                                             from_normalised(1, vec(0, 2), lr)])
+    new, _, _ = run_round(agg, state, w, 1, [from_normalised(0, vec(1, 0), lr, r=1),
+                                             from_normalised(1, vec(0, 2), lr, r=1)])
     assert close(new["w"], [-0.05, -0.1])
+
+
+def test_fedar_counts_staleness_from_the_base_round():
+    # an update computed on the model of round 2 and received in round 4 enters with tau = 2
+    lr = 0.1
+    agg = build_aggregator(FedAR(rho=0.5, cutoff_rounds=None), lr)
+    w = {"w": vec(0, 0)}
+    state = agg.init(w, np.full(2, 10))
+    new, state, _ = run_round(agg, state, w, 4, [from_normalised(1, vec(0, 2), lr, r=2)])
+    assert list(state["last_round"]) == [-1, 2]
+    assert close(new["w"], [0, -0.1 * math.sqrt(3) * 2])
 
 
 def test_fedar_with_rho_zero_equals_mifa_once_all_seen():
@@ -262,3 +273,83 @@ def test_fedlaavg_warmup_and_loss_scale_payload():
     new, _, _ = run_round(agg, state, x, 1, [])
     assert close(new["w"], [-0.1])
     assert build_aggregator(FedLaAvg(), 0.1).client_payload(state, 0) is None
+
+
+# ---------------------------------------------------------------- §2 CVaR (risk-aware, RAM)
+
+def test_cvar_objective_worked_example():
+    from simfl.algorithms.cvar import cvar
+
+    p, losses = (0.5, 0.4, 0.1), (0.1, 0.2, 2.0)
+    assert cvar(losses, p, 1.0) == pytest.approx(0.33, abs=TOL)
+    assert cvar(losses, p, 0.3) == pytest.approx(0.8, abs=TOL)
+    assert cvar(losses, p, 0.1) == pytest.approx(2.0, abs=TOL)
+    mean = float(np.dot(p, losses))
+    assert 0.3 * mean + 0.7 * cvar(losses, p, 0.3) == pytest.approx(0.659, abs=TOL)
+
+
+def test_cvar_server_adopts_the_relayed_pair_and_averages_several():
+    from simfl.core.config.server import CVaR
+
+    agg = build_aggregator(CVaR(alpha=0.3, lam=0.3, lr_t=0.01, t0=0.25), 0.1)
+    w = {"w": vec(1.0, 2.0)}
+    state = agg.init(w, np.full(3, 10))
+    assert agg.client_payload(state, 2) == {
+        "cvar": {"t": 0.25, "alpha": 0.3, "lam": 0.3, "lr_t": 0.01}}
+    # one user through the relay: its pair replaces the server's
+    new, state, _ = run_round(agg, state, w, 0, [update(1, vec(0.5, -1.0), t=0.4)])
+    assert close(new["w"], [1.5, 1.0]) and state["t"] == pytest.approx(0.4)
+    # two users: their pairs are averaged
+    new, state, _ = run_round(agg, state, new, 1, [update(2, vec(1.0, 0.0), t=0.2),
+                                                    update(0, vec(0.0, 2.0), t=0.6)])
+    assert close(new["w"], [2.0, 2.0]) and state["t"] == pytest.approx(0.4)
+    # nobody through: nothing changes
+    same, same_state, _ = run_round(agg, state, new, 2, [])
+    assert same is new and same_state == state
+
+
+def test_fedprox_is_fedavg_with_mu_in_the_payload():
+    from simfl.core.config.server import FedAvg, FedProx
+
+    prox = build_aggregator(FedProx(mu=0.7, weighting="uniform"), 0.1)
+    plain = build_aggregator(FedAvg(weighting="uniform"), 0.1)
+    w = {"w": vec(1.0, 2.0)}
+    ups = [update(0, vec(0.2, 0.0)), update(2, vec(0.0, -0.4))]
+    assert prox.client_payload(prox.init(w, np.full(3, 10)), 1) == {"mu": 0.7}
+    assert close(run_round(prox, None, w, 0, ups)[0]["w"], run_round(plain, None, w, 0, ups)[0]["w"])
+    assert close(run_round(prox, None, w, 0, ups)[0]["w"], [1.1, 1.8])
+    assert FedProx().local_rule == "prox" and FedAvg().local_rule == "sgd"
+    with pytest.raises(ConfigError, match="mu"):
+        FedProx(mu=-1.0)
+
+
+def test_scaffold_two_rounds_through_the_local_rule_and_both_executors():
+    """§1.6 again, with the client side computed by the executors' ``scaffold`` rule on
+    the quadratic task f_i(x) = (1/2)(x - a_i)^2 (x is the model's bias)."""
+    from simfl.core.config import Logreg, Native, Quadratic, Task
+    from simfl.core.records import TrainJob
+    from simfl.core.rng import RngTree
+    from simfl.train.batched import BatchedExecutor
+    from simfl.train.data import build_data
+    from simfl.train.executor import InlineExecutor
+    from simfl.train.models import build_model
+
+    task = Task(dataset=Quadratic(targets=(0.0, 4.0), curvature=1.0, samples_per_client=5),
+                partition=Native(), model=Logreg(), n_clients=2, batch_size=4, local_steps=2,
+                lr=0.1)
+    rngs = RngTree(0)
+    data = build_data(task, rngs)
+    net = build_model(task.model, data.n_features, data.n_classes)
+    for executor in (InlineExecutor, BatchedExecutor):
+        ex = executor(net, data, task, rngs, torch.device("cpu"))
+        agg = build_aggregator(Scaffold(), task.lr)
+        x = {"layer0.weight": torch.zeros(1, 1), "layer0.bias": torch.ones(1)}
+        state = agg.init(x, data.n_samples)
+        expected = [(1.19, -0.95, (0.95, -2.85)), (1.3439, -0.7695, (1.2255, -2.7645))]
+        for r, (x_r, c_r, ci_r) in enumerate(expected):
+            jobs = [TrainJob(i, r, r, agg.client_payload(state, i)) for i in (0, 1)]
+            ups = ex.submit(jobs, {r: x})
+            x, state, _ = agg.aggregate(state, x, outcome(r, [0, 1]), ups)
+            assert close(x["layer0.bias"], [x_r]) and close(state["c"]["layer0.bias"], [c_r])
+            assert close(state["c_i"]["layer0.bias"][:, 0], ci_r)
+            assert torch.count_nonzero(x["layer0.weight"]) == 0

@@ -79,6 +79,50 @@ def test_matches_inline_executor(partition, work, model, weight_decay):
     assert_same_updates(inline, batched)
 
 
+def rule_payloads(rule, clients, params):
+    """Each client's payload for ``rule``, with client-specific numbers."""
+    rng = np.random.default_rng(7)
+    if rule == "sgd":
+        return [None] * len(clients)
+    if rule == "scaled_sgd":
+        return [{"loss_scale": float(s)} for s in rng.uniform(0.2, 3.0, len(clients))]
+    if rule == "prox":
+        return [{"mu": float(m)} for m in rng.uniform(0.0, 2.0, len(clients))]
+    if rule == "scaffold":
+        gen = torch.Generator().manual_seed(3)
+        c = {k: 0.1 * torch.randn(v.shape, generator=gen) for k, v in params.items()}
+        return [{"c": c, "c_i": {k: 0.1 * torch.randn(v.shape, generator=gen)
+                                 for k, v in params.items()}} for _ in clients]
+    # cvar: t around the typical loss, so both branches occur
+    return [{"cvar": {"t": float(t), "alpha": 0.3, "lam": 0.3, "lr_t": 0.05}}
+            for t in rng.uniform(0.5, 3.0, len(clients))]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("rule", ["sgd", "scaled_sgd", "prox", "scaffold", "cvar"])
+@pytest.mark.parametrize("work", [{"local_epochs": 2}, {"local_steps": 4}], ids=["epochs", "steps"])
+def test_every_local_rule_matches_inline(rule, work, device):
+    task = make_task(Dirichlet(alpha=0.1, min_samples=1), Mlp(hidden=(16,)), work, weight_decay=1e-2)
+    rngs, data, net, versions = setup(task, device=device)
+    clients = np.random.default_rng(2).permutation(task.n_clients)[:6].tolist()
+    payloads = rule_payloads(rule, clients, versions[3])
+    jobs = [TrainJob(c, 3 + i % 2, 5, p) for i, (c, p) in enumerate(zip(clients, payloads))]
+    inline, batched = both(task, data, net, rngs, jobs, versions, device)
+    assert_same_updates(inline, batched)
+    for a, b in zip(inline, batched):
+        assert a.extra.keys() == b.extra.keys()
+        if rule == "cvar":
+            assert b.extra["t"] == pytest.approx(a.extra["t"], abs=ATOL)
+        if rule == "scaffold":
+            for name, value in a.extra["delta_c"].items():
+                assert torch.allclose(value, b.extra["delta_c"][name], atol=1e-4, rtol=1e-4)
+    if rule != "sgd":  # the rule changes the result
+        plain = InlineExecutor(net, data, task, rngs, device).submit(
+            [dataclasses.replace(j, payload=None) for j in jobs], versions)
+        assert any((p.delta[k] - a.delta[k]).abs().max() > 1e-4
+                   for p, a in zip(plain, inline) for k in a.delta)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_one_version_subset_of_clients(device):
     task = make_task(Dirichlet(alpha=0.1, min_samples=1), Mlp(hidden=(32, 16)), {"local_epochs": 1})

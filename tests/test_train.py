@@ -83,7 +83,106 @@ def test_sgd_lowers_the_loss_and_leaves_the_start_untouched():
     before = {k: v.clone() for k, v in start.items()}
     x, y = torch.from_numpy(data.x_train), torch.from_numpy(data.y_train)
     plan = minibatch_plan(len(y), Task(batch_size=32, local_epochs=3), np.random.default_rng(0))
-    local, _ = sgd(net, start, x, y, plan, lr=0.5, weight_decay=0.0)
+    local, _, extra = sgd(net, start, x, y, plan, lr=0.5, weight_decay=0.0)
+    assert extra == {}
     loss = lambda p: torch.nn.functional.cross_entropy(net.forward(p, x), y).item()
     assert loss(local) < 0.5 * loss(start)
     assert all(torch.equal(before[k], start[k]) for k in start)
+
+
+# ------------------------------------------------------------------ quadratic task, local rules
+
+def quadratic_setup(targets, curvature=2.0, steps=1, lr=0.1):
+    """Noise-free quadratic clients f_k(w) = (curvature / 2)(w - e_k)^2, w = the bias."""
+    from simfl.core.config import Quadratic
+
+    task = Task(dataset=Quadratic(targets=targets, curvature=curvature, samples_per_client=5),
+                partition=Native(), model=Logreg(), n_clients=len(targets), batch_size=4,
+                local_steps=steps, lr=lr)
+    rngs = RngTree(0)
+    data = build_data(task, rngs)
+    return task, rngs, data, build_model(task.model, data.n_features, data.n_classes)
+
+
+def point(w):
+    return {"layer0.weight": torch.zeros(1, 1), "layer0.bias": torch.tensor([float(w)])}
+
+
+def train_both(task, rngs, data, net, jobs, w0):
+    """The same jobs through both executors, from the model w0 (round 0)."""
+    from simfl.train.batched import BatchedExecutor
+    from simfl.train.executor import InlineExecutor
+
+    return [ex(net, data, task, rngs, torch.device("cpu")).submit(jobs, {0: point(w0)})
+            for ex in (InlineExecutor, BatchedExecutor)]
+
+
+def job(client, payload=None):
+    from simfl.core.records import TrainJob
+
+    return TrainJob(client, 0, 0, payload)
+
+
+def test_quadratic_data_and_loss():
+    from simfl.core.config import Quadratic
+    from simfl.train.local import sample_loss
+
+    task, _, data, _ = quadratic_setup((0.0, 1.0, 3.0))
+    assert data.n_features == 1 and data.n_classes == 1
+    assert np.all(data.x_train == 0) and data.y_train.dtype == np.float32
+    for k, e in enumerate((0.0, 1.0, 3.0)):
+        assert np.all(data.y_train[data.client_indices[k]] == e)
+    loss = sample_loss(Quadratic(curvature=3.0))
+    assert loss(torch.tensor([[2.0, 1.0]]), torch.tensor([[0.0, 0.0]])).item() == pytest.approx(7.5)
+    with pytest.raises(ConfigError, match="native"):
+        Task(dataset=Quadratic(), partition=Iid())
+
+
+def test_cvar_local_steps_worked_example():
+    """ALGORITHMS.md §2: f = (theta - 1)^2, lam = alpha = 0.3, lrs 0.1 / 0.01, three steps."""
+    task, rngs, data, net = quadratic_setup((1.0,), steps=3, lr=0.1)
+    payload = {"cvar": {"t": 0.0, "alpha": 0.3, "lam": 0.3, "lr_t": 0.01}}
+    for (u,) in train_both(task, rngs, data, net, [job(0, payload)], 0.0):
+        assert u.delta["layer0.bias"].item() == pytest.approx(0.89395230, abs=1e-6)
+        assert u.extra["t"] == pytest.approx(0.049, abs=1e-6)
+    # one step: step 1 of the example
+    task, rngs, data, net = quadratic_setup((1.0,), steps=1, lr=0.1)
+    for (u,) in train_both(task, rngs, data, net, [job(0, payload)], 0.0):
+        assert u.delta["layer0.bias"].item() == pytest.approx(0.52666667, abs=1e-6)
+        assert u.extra["t"] == pytest.approx(0.01633333, abs=1e-6)
+
+
+def test_cvar_at_or_above_the_loss_takes_the_lower_branch():
+    # t >= f: theta moves with lam * grad only, t with 1 - lam
+    task, rngs, data, net = quadratic_setup((1.0,), steps=1, lr=0.1)
+    payload = {"cvar": {"t": 1.0, "alpha": 0.3, "lam": 0.3, "lr_t": 0.01}}
+    for (u,) in train_both(task, rngs, data, net, [job(0, payload)], 0.0):
+        assert u.delta["layer0.bias"].item() == pytest.approx(0.3 * 0.1 * 2, abs=1e-6)
+        assert u.extra["t"] == pytest.approx(1.0 - 0.01 * 0.7, abs=1e-6)
+
+
+def test_prox_pulls_towards_the_start_model():
+    # f = (1/2)(w - 0)^2 from w0 = 1, lr 0.1, mu 0.5: 1 -> 0.9 -> 0.9 - 0.1 (0.9 + 0.5 (0.9 - 1))
+    task, rngs, data, net = quadratic_setup((0.0,), curvature=1.0, steps=2, lr=0.1)
+    for (u,) in train_both(task, rngs, data, net, [job(0, {"mu": 0.5})], 1.0):
+        assert 1.0 + u.delta["layer0.bias"].item() == pytest.approx(0.815, abs=1e-6)
+        assert u.extra == {}
+
+
+def test_scaled_sgd_scales_the_gradient_not_the_reported_loss():
+    task, rngs, data, net = quadratic_setup((0.0,), curvature=1.0, steps=1, lr=0.1)
+    for (u,) in train_both(task, rngs, data, net, [job(0, {"loss_scale": 2.0})], 1.0):
+        assert 1.0 + u.delta["layer0.bias"].item() == pytest.approx(0.8, abs=1e-6)
+        assert u.train_loss == pytest.approx(0.5, abs=1e-6)
+
+
+def test_scaffold_local_rule_first_round_of_the_worked_example():
+    """ALGORITHMS.md §1.6: f_i = (1/2)(x - a_i)^2, a = (0, 4), x = 1, K = 2, lr 0.1."""
+    task, rngs, data, net = quadratic_setup((0.0, 4.0), curvature=1.0, steps=2, lr=0.1)
+    zero = {k: torch.zeros_like(v) for k, v in point(0).items()}
+    jobs = [job(i, {"c": zero, "c_i": zero}) for i in (0, 1)]
+    for ups in train_both(task, rngs, data, net, jobs, 1.0):
+        assert [u.delta["layer0.bias"].item() for u in ups] == pytest.approx([-0.19, 0.57], abs=1e-6)
+        assert [u.extra["delta_c"]["layer0.bias"].item() for u in ups] == pytest.approx(
+            [0.95, -2.85], abs=1e-6)
+        assert all(u.extra["delta_c"]["layer0.weight"].item() == 0 for u in ups)

@@ -14,10 +14,14 @@ tau_i the rounds since then (0 when received this round),
 
 g is ``cutoff_rounds`` (null = no cutoff). If N_t = 0 the model is unchanged; an empty
 round with stored surrogates within the cutoff still moves it. rho, g and the cap are
-[UNVERIFIED] (ALGORITHMS.md §8.6); the defaults follow §1.1. tau counts rounds by
-``outcome.round``, so rounds in which the aggregator is not called still age the table.
-Late uploads are discarded (``late_policy = "discard"``): they are never trained, so
-every update this rule sees arrived in its round.
+[UNVERIFIED] (ALGORITHMS.md §8.6); the defaults follow §1.1. Staleness is counted from
+the round of the model each update was computed on (``ClientUpdate.base_round``):
+tau_i = ``outcome.round`` - base round, so rounds in which the aggregator is not called
+still age the table, and an update computed on an older model enters already stale. In
+synchronous rounds the base round is the current one (tau = 0 on receipt). Late uploads
+are discarded (``late_policy = "discard"``, the default of §1.1): the simulator never
+trains an update that misses its deadline, so the ``"store"`` option of §1.1 is not
+available.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ def rectification_weights(tau: np.ndarray, seen: np.ndarray, rho: float,
 
 
 class FedAR:
-    """FedAR; the state is ``{"table": latest G_i, "last_round": round of G_i (-1: none)}``."""
+    """FedAR; the state is ``{"table": latest G_i, "last_round": base round of G_i (-1: none)}``."""
 
     def __init__(self, cfg: FedARConfig, local_lr: float) -> None:
         self.cfg = cfg
@@ -59,7 +63,7 @@ class FedAR:
                   updates: Sequence[ClientUpdate]):
         last = state["last_round"].copy()
         received = ordered(updates, len(last))
-        last[[u.client for u in received]] = outcome.round
+        last[[u.client for u in received]] = [u.base_round for u in received]
         new_state = {"table": store(state["table"], received, self.local_lr), "last_round": last}
         seen = last >= 0
         tau = np.where(seen, outcome.round - last, 0)

@@ -20,8 +20,8 @@ Loss scaling (ALGORITHMS.md §5 step 2 and §8.4): the code trains client i on t
 scaled by N n_i / n. With C > 1 local steps this changes the local trajectory (it is SGD
 with step gamma N n_i / n), so scaling G_i on the server is equivalent only for C = 1 and
 is not done here. With ``loss_scaling = true`` the aggregator hands the factor to the
-local rule as ``client_payload(...)["loss_scale"]``; applying it is the local rule's
-job and is pending (the plain ``sgd`` rule ignores payloads).
+local rule as ``client_payload(...)["loss_scale"]``, and the ``scaled_sgd`` local rule
+(:mod:`simfl.train.local`) multiplies the loss by it.
 """
 
 from __future__ import annotations

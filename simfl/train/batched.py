@@ -17,8 +17,12 @@ and in batch sizes. The executor follows each client's plan exactly
   weight ``1 / n_real``, so each client's loss is the mean over its real samples.
 
 The clients' losses are summed into one scalar; client k's parameters only reach
-client k's term, so its gradient equals that of its own mean loss, and the update
-``p <- p - lr * (g + weight_decay * p)`` is the one :func:`~simfl.train.local.sgd` makes.
+client k's term, so its gradient equals that of its own mean loss. The step itself is
+:class:`simfl.train.local.StepRule`, the code the inline executor runs, so every local
+rule (sgd, scaled_sgd, prox, scaffold, cvar) gives the inline results up to float
+rounding. The jobs of one submission may differ in their numbers (loss scale, mu,
+controls, t) but, for ``scaffold`` and ``cvar``, not in the rule itself (one aggregator
+makes every payload of a run).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ import torch.nn.functional as F
 
 from simfl.core.records import ClientUpdate, TrainJob
 from simfl.train.executor import Executor
-from simfl.train.local import job_plan
+from simfl.train.local import StepRule, job_plan
 from simfl.train.models import Params
 
 
@@ -64,7 +68,10 @@ class BatchedExecutor(Executor):
             base = {name: torch.stack([versions[jobs[i].base_round][name] for i in order])
                     for name in names}
         steps = self._pad_plans([plans[i] for i in order], n_steps[order])
-        local, loss_sum = self._train(base, steps)
+        rule = StepRule([jobs[i].payload for i in order], base, self.task.lr,
+                        self.task.weight_decay)
+        local, loss_sum = self._train(base, steps, rule)
+        extras = rule.extras(local, n_steps[order].tolist())
 
         mean_loss = (loss_sum.cpu().numpy() / np.maximum(n_steps[order], 1)).tolist()
         # Each delta gets its own storage (a view of a [K, ...] stack would keep the
@@ -76,7 +83,8 @@ class BatchedExecutor(Executor):
             job = jobs[i]
             delta = {name: local_rows[name][pos] - base_rows[name][pos] for name in names}
             n_samples = len(self.client_indices[job.client])
-            updates[i] = ClientUpdate(job.client, job.base_round, n_samples, delta, mean_loss[pos])
+            updates[i] = ClientUpdate(job.client, job.base_round, n_samples, delta,
+                                      mean_loss[pos], extras[pos])
         return updates  # type: ignore[return-value]
 
     def _pad_plans(self, plans: list[list[np.ndarray]], n_steps: np.ndarray):
@@ -108,34 +116,25 @@ class BatchedExecutor(Executor):
             steps.append((k_t, index_dev[t, :k_t, :b_t], weight_dev[t, :k_t, :b_t]))
         return steps
 
-    def _train(self, base: Params, steps) -> tuple[Params, torch.Tensor]:
-        """Plain SGD on the stacked parameters; returns them and each client's summed loss."""
+    def _train(self, base: Params, steps, rule: StepRule) -> tuple[Params, torch.Tensor]:
+        """The local rule on the stacked parameters; returns them and each client's summed loss."""
         n_layers = len(self.net.widths) - 1
-        lr, weight_decay = self.task.lr, self.task.weight_decay
         stacked = {name: p.detach().clone() for name, p in base.items()}
-        layers = [(stacked[f"layer{i}.weight"], stacked[f"layer{i}.bias"]) for i in range(n_layers)]
+        names = [f"layer{i}.{part}" for i in range(n_layers) for part in ("weight", "bias")]
         k = next(iter(stacked.values())).shape[0]
         loss_sum = torch.zeros(k, dtype=torch.float64, device=next(iter(stacked.values())).device)
         with torch.enable_grad():
             for k_t, index, weight in steps:
                 # leaves sharing storage with the active prefix of the stack
-                leaves = [(w[:k_t].detach().requires_grad_(True),
-                           b[:k_t].detach().requires_grad_(True)) for w, b in layers]
+                flat = [stacked[name][:k_t].detach().requires_grad_(True) for name in names]
                 h = self.x[index]  # [K_t, B_t, features]
-                for i, (w, b) in enumerate(leaves):
+                for i in range(n_layers):
+                    w, b = flat[2 * i], flat[2 * i + 1]
                     h = torch.baddbmm(b.unsqueeze(1), h, w.transpose(1, 2))
                     if i + 1 < n_layers:
                         h = F.relu(h)
-                n_classes = h.shape[-1]
-                per_sample = F.cross_entropy(h.reshape(-1, n_classes), self.y[index].reshape(-1),
-                                             reduction="none").view_as(weight)
-                per_client = (per_sample * weight).sum(dim=1)
-                flat = [p for pair in leaves for p in pair]
+                per_client = (self.loss(h, self.y[index]) * weight).sum(dim=1)
                 grads = torch.autograd.grad(per_client.sum(), flat)
-                with torch.no_grad():
-                    loss_sum[:k_t] += per_client.detach()
-                    for p, g in zip(flat, grads):
-                        if weight_decay:
-                            g = g + weight_decay * p
-                        p.sub_(lr * g)  # writes through to the stacked storage
+                loss_sum[:k_t] += per_client.detach()
+                rule.step(list(zip(names, flat, grads)), per_client.detach())  # writes through
         return stacked, loss_sum

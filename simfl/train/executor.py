@@ -10,7 +10,7 @@ from simfl.core.config import Task
 from simfl.core.records import ClientUpdate, TrainJob
 from simfl.core.rng import RngTree
 from simfl.train.data import FederatedData
-from simfl.train.local import job_plan, sgd
+from simfl.train.local import job_plan, sample_loss, sgd
 from simfl.train.models import DenseNet, Params
 
 
@@ -27,10 +27,12 @@ class Executor:
         self.x = torch.from_numpy(data.x_train).to(device)
         self.y = torch.from_numpy(data.y_train).to(device)
         self.client_indices = data.client_indices
+        self.loss = sample_loss(task.dataset)
 
 
 class InlineExecutor(Executor):
-    """Trains the jobs one after another on one device."""
+    """Trains the jobs one after another on one device, each with the local rule its
+    payload asks for (:mod:`simfl.train.local`)."""
 
     def submit(self, jobs: Sequence[TrainJob], versions: dict[int, Params]) -> list[ClientUpdate]:
         updates = []
@@ -38,8 +40,8 @@ class InlineExecutor(Executor):
             base = versions[job.base_round]
             idx = torch.from_numpy(self.client_indices[job.client]).to(self.device)
             plan = job_plan(job, len(idx), self.task, self.rngs)
-            local, loss = sgd(self.net, base, self.x[idx], self.y[idx], plan,
-                              self.task.lr, self.task.weight_decay)
+            local, loss, extra = sgd(self.net, base, self.x[idx], self.y[idx], plan,
+                                     self.task.lr, self.task.weight_decay, job.payload, self.loss)
             delta = {k: local[k] - base[k] for k in base}
-            updates.append(ClientUpdate(job.client, job.base_round, len(idx), delta, loss))
+            updates.append(ClientUpdate(job.client, job.base_round, len(idx), delta, loss, extra))
         return updates

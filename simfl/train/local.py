@@ -1,12 +1,37 @@
-"""Local training rules and the minibatch plan they follow."""
+"""Local training rules and the minibatch plan they follow.
+
+Every local rule here is minibatch SGD from the model the client was sent, changed in
+one of four ways, chosen by what the aggregator put in the job's payload
+(``client_payload``); a job without a payload trains with plain ``sgd``:
+
+``scaled_sgd``  ``{"loss_scale": s}``: the loss is multiplied by s (FedLaAvg's N n_i / n,
+                ALGORITHMS.md §5 step 2); weight decay is not scaled.
+``prox``        ``{"mu": mu}``: FedProx's proximal term (mu/2) ||w - w_t||^2 is added to
+                the loss (Li et al., MLSys 2020, eq. 2), w_t being the start model.
+``scaffold``    ``{"c": c, "c_i": c_i}`` (parameter dicts): each step uses the corrected
+                gradient g - c_i + c; the update's ``extra["delta_c"]`` is
+                c_i^+ - c_i = -c + (w_t - y) / (K lr), K the number of steps taken
+                (Karimireddy et al., ICML 2020, Algorithm 1, option II; ALGORITHMS.md §1.6).
+                A client that takes no step sends delta_c = 0.
+``cvar``        ``{"cvar": {"t", "alpha", "lam", "lr_t"}}``: SGD on the pair (theta, t) for
+                F(theta, t) = lam f + (1 - lam)(t + (f - t)_+ / alpha), f the minibatch-mean
+                loss, with separate step sizes lr (theta) and lr_t (t); the subgradient at
+                f = t takes the branch f <= t (ALGORITHMS.md §2). ``extra["t"]`` is the final t.
+
+The arithmetic of one step lives in :class:`StepRule`, on tensors with a leading client
+axis, so the inline executor (one client, axis of length 1) and the batched executor
+(all clients) run the very same code.
+"""
 
 from __future__ import annotations
+
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from simfl.core.config import Task
+from simfl.core.config import Dataset, Task
 from simfl.core.records import TrainJob
 from simfl.core.rng import RngTree
 from simfl.train.models import DenseNet, Params
@@ -37,20 +62,132 @@ def job_plan(job: TrainJob, n_samples: int, task: Task, rngs: RngTree) -> list[n
     return minibatch_plan(n_samples, task, rngs.stream(f"train/client/{job.client}/round/{job.round}"))
 
 
+#: per-sample losses: (outputs [..., C], targets [...] or [..., C]) -> [...]
+LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def sample_loss(dataset: Dataset) -> LossFn:
+    """The per-sample loss of ``dataset``: softmax cross-entropy for classification,
+    (curvature / 2) ||out - y||^2 for the ``quadratic`` toy objectives."""
+    if dataset.loss == "squared":
+        curvature = dataset.curvature  # type: ignore[attr-defined]
+        return lambda out, y: 0.5 * curvature * ((out - y) ** 2).sum(dim=-1)
+    return cross_entropy
+
+
+def cross_entropy(out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Softmax cross-entropy of every sample (any leading axes)."""
+    return F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1),
+                           reduction="none").view(out.shape[:-1])
+
+
+def _column(values: Sequence[float], like: torch.Tensor) -> torch.Tensor:
+    return torch.tensor(values, dtype=like.dtype, device=like.device)
+
+
+class StepRule:
+    """One local step of every rule, for K clients stacked along axis 0.
+
+    Parameters
+    ----------
+    payloads
+        The jobs' payloads, in stack order (see the module docstring for the keys).
+    start
+        The stacked start models ``{name: [K, ...]}`` (the prox anchor and SCAFFOLD's x).
+    lr, weight_decay
+        Step size of the model and L2 weight decay (``task.lr``, ``task.weight_decay``).
+    """
+
+    def __init__(self, payloads: Sequence[Any], start: Params, lr: float,
+                 weight_decay: float) -> None:
+        payloads = [p or {} for p in payloads]
+        like = next(iter(start.values()))
+        self.start, self.lr, self.weight_decay = start, lr, weight_decay
+        self.scale = _column([p.get("loss_scale", 1.0) for p in payloads], like)
+        mu = [p.get("mu", 0.0) for p in payloads]
+        self.mu = _column(mu, like) if any(mu) else None
+        self.correction = self.control = None
+        if any("c" in p for p in payloads):
+            self.control = {name: torch.stack([p["c"][name].to(like) for p in payloads])
+                            for name in start}
+            self.correction = {name: self.control[name]
+                               - torch.stack([p["c_i"][name].to(like) for p in payloads])
+                               for name in start}
+        self.cvar = None
+        if any("cvar" in p for p in payloads):
+            c = [p["cvar"] for p in payloads]
+            self.cvar = {key: _column([float(v[key]) for v in c], like)
+                         for key in ("t", "alpha", "lam", "lr_t")}
+
+    def coefficients(self, losses: torch.Tensor) -> torch.Tensor:
+        """Multiplier of each active client's loss gradient (``losses``: its K_t losses)."""
+        k_t = len(losses)
+        coef = self.scale[:k_t]
+        if self.cvar is not None:
+            lam, alpha, t = (self.cvar[key][:k_t] for key in ("lam", "alpha", "t"))
+            coef = coef * torch.where(losses.detach() > t, lam + (1 - lam) / alpha, lam)
+        return coef
+
+    def step(self, named: Sequence[tuple[str, torch.Tensor, torch.Tensor]],
+             losses: torch.Tensor) -> None:
+        """Apply one step in place to the active prefix ``[:K_t]`` of the stack.
+
+        ``named`` holds (name, parameters [K_t, ...], gradient of the unscaled loss).
+        """
+        k_t = len(losses)
+        coef = self.coefficients(losses)
+        with torch.no_grad():
+            for name, p, g in named:
+                shape = (k_t,) + (1,) * (p.dim() - 1)
+                g = coef.view(shape) * g
+                if self.weight_decay:
+                    g = g + self.weight_decay * p
+                if self.mu is not None:
+                    g = g + self.mu[:k_t].view(shape) * (p - self.start[name][:k_t])
+                if self.correction is not None:
+                    g = g + self.correction[name][:k_t]
+                p.sub_(self.lr * g)
+            if self.cvar is not None:
+                lam, alpha, t, lr_t = (self.cvar[key][:k_t]
+                                       for key in ("lam", "alpha", "t", "lr_t"))
+                d_t = torch.where(losses.detach() > t, (1 - lam) * (1 - 1 / alpha), 1 - lam)
+                self.cvar["t"][:k_t] = t - lr_t * d_t
+
+    def extras(self, local: Params, n_steps: Sequence[int]) -> list[dict[str, Any]]:
+        """Each client's ``ClientUpdate.extra`` after training (``local``: stacked results)."""
+        out: list[dict[str, Any]] = [{} for _ in n_steps]
+        if self.correction is not None:
+            for k, steps in enumerate(n_steps):
+                out[k]["delta_c"] = {
+                    name: (torch.zeros_like(self.start[name][k]) if steps == 0 else
+                           (self.start[name][k] - local[name][k]) / (steps * self.lr)
+                           - self.control[name][k])
+                    for name in self.start}
+        if self.cvar is not None:
+            for k, value in enumerate(self.cvar["t"].tolist()):
+                out[k]["t"] = value
+        return out
+
+
 def sgd(net: DenseNet, start: Params, x: torch.Tensor, y: torch.Tensor,
-        plan: list[np.ndarray], lr: float, weight_decay: float) -> tuple[Params, float]:
-    """Plain minibatch SGD from ``start``; returns the local model and the mean loss."""
+        plan: list[np.ndarray], lr: float, weight_decay: float, payload: Any = None,
+        loss: LossFn | None = None) -> tuple[Params, float, dict[str, Any]]:
+    """The local rule ``payload`` asks for (plain SGD without one), one client, from ``start``.
+
+    Returns the local model, the mean (unscaled) minibatch loss and the update's extras.
+    """
+    loss = loss or cross_entropy
     params = {k: v.detach().clone().requires_grad_(True) for k, v in start.items()}
+    rule = StepRule([payload], {k: v.detach().unsqueeze(0) for k, v in start.items()},
+                    lr, weight_decay)
     total = 0.0
     for batch in plan:
         idx = torch.from_numpy(batch)
-        loss = F.cross_entropy(net.forward(params, x[idx]), y[idx])
-        grads = torch.autograd.grad(loss, list(params.values()))
-        with torch.no_grad():
-            for p, g in zip(params.values(), grads):
-                if weight_decay:
-                    g = g + weight_decay * p
-                p.sub_(lr * g)
-        total += loss.item()
+        value = loss(net.forward(params, x[idx]), y[idx]).mean()
+        grads = torch.autograd.grad(value, list(params.values()))
+        rule.step([(k, p.unsqueeze(0), g.unsqueeze(0))
+                   for (k, p), g in zip(params.items(), grads)], value.detach().view(1))
+        total += value.item()
     local = {k: v.detach() for k, v in params.items()}
-    return local, total / max(len(plan), 1)
+    extra = rule.extras({k: v.unsqueeze(0) for k, v in local.items()}, [len(plan)])[0]
+    return local, total / max(len(plan), 1), extra

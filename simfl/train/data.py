@@ -6,11 +6,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simfl.core.config import Task
+from simfl.core.config import Sessions, Task
 from simfl.core.errors import ConfigError
 from simfl.core.rng import RngTree
-from simfl.train.datasets import load_samples
-from simfl.train.partition import split_clients
+from simfl.train.datasets import load_samples, sample_counts
+from simfl.train.label_groups import split_label_groups
+from simfl.train.partition import client_sizes as partition_sizes, has_size_model, split_clients
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class FederatedData:
         return np.array([len(i) for i in self.client_indices], dtype=np.int64)
 
 
-def build_data(task: Task, rngs: RngTree) -> FederatedData:
+def build_data(task: Task, rngs: RngTree, sessions: Sessions | None = None) -> FederatedData:
     """Load the data set, hold out ``test_fraction`` and partition the rest.
 
     Data sets grouped by client hold out the same fraction of every client's samples,
@@ -48,12 +49,42 @@ def build_data(task: Task, rngs: RngTree) -> FederatedData:
             test_parts.append(idx[:n_test])
             train_parts.append(idx[n_test:])
         test, train = np.concatenate(test_parts), np.concatenate(train_parts)
-    if len(train) < task.n_clients:
-        raise ConfigError("task.n_clients", task.n_clients,
-                          f"at most {len(train)} clients: the training split has {len(train)} samples")
+    _check_enough(task, len(train))
     groups = None if samples.groups is None else samples.groups[train]
-    parts = split_clients(task.partition, samples.y[train], groups, task.n_clients,
-                          rngs.stream("data/partition"))
     n_features, n_classes = task.dataset.shape()
+    if sessions is not None and sessions.split_labels:  # label sets per client group
+        parts = split_label_groups(task.partition, samples.y[train], sessions, task.n_clients,
+                                   n_classes, rngs)
+    else:
+        parts = split_clients(task.partition, samples.y[train], groups, task.n_clients,
+                              rngs.stream("data/partition"))
     return FederatedData(samples.x[train], samples.y[train], tuple(parts),
                          samples.x[test], samples.y[test], n_features, n_classes)
+
+
+def _check_enough(task: Task, n_train: int) -> None:
+    if n_train < task.n_clients:
+        raise ConfigError("task.n_clients", task.n_clients,
+                          f"at most {n_train} clients: the training split has {n_train} samples")
+
+
+def client_sizes(task: Task, rngs: RngTree) -> np.ndarray:
+    """Each client's training-set size, equal to ``build_data(task, rngs).n_samples``.
+
+    Computed from the data set's sample counts and the partition's size model
+    (:mod:`simfl.train.partition`) without making a single sample, except for
+    partitions that have no size model (``dirichlet``), which build the data set.
+    Timing-only runs use this: 10^6 synthetic clients cost a few arrays of 10^6 numbers.
+    """
+    if not has_size_model(task.partition):
+        return build_data(task, rngs).n_samples
+    counts = sample_counts(task.dataset, task.n_clients, rngs)
+    group_sizes = None
+    if np.ndim(counts) == 0:
+        n_train = int(counts) - int(round(task.test_fraction * int(counts)))
+    else:  # the same per-group hold-out as build_data
+        group_sizes = counts - np.round(task.test_fraction * counts).astype(np.int64)
+        n_train = int(group_sizes.sum())
+    _check_enough(task, n_train)
+    return partition_sizes(task.partition, n_train, group_sizes, task.n_clients,
+                           rngs.stream("data/partition"))

@@ -3,21 +3,40 @@
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 
+from simfl.train.local import LossFn, cross_entropy
 from simfl.train.models import DenseNet, Params
 
 
 class Evaluator:
-    def __init__(self, net: DenseNet, x_test, y_test, device: torch.device) -> None:
+    """Test accuracy and mean loss; ``loss`` (per sample) defaults to cross-entropy.
+
+    The test split stays on the device; each evaluation is one batched forward pass per
+    ``chunk_rows`` test samples (one pass for test sets up to that size), so memory stays
+    bounded for large test splits. Real-valued targets (the ``quadratic`` data set) have
+    no accuracy: it is NaN.
+    """
+
+    def __init__(self, net: DenseNet, x_test, y_test, device: torch.device,
+                 loss: LossFn | None = None, chunk_rows: int = 16384) -> None:
         self.net = net
         self.x = torch.from_numpy(x_test).to(device)
         self.y = torch.from_numpy(y_test).to(device)
+        self.loss = loss or cross_entropy
+        self.chunk_rows = chunk_rows
 
     def __call__(self, params: Params) -> tuple[float, float]:
-        """Test accuracy and mean cross-entropy loss."""
+        """Test accuracy and mean loss of ``params``."""
+        n = len(self.y)
+        classify = not self.y.is_floating_point()
+        loss_sum = torch.zeros((), dtype=torch.float64, device=self.y.device)
+        correct = torch.zeros((), dtype=torch.int64, device=self.y.device)
         with torch.no_grad():
-            logits = self.net.forward(params, self.x)
-            loss = F.cross_entropy(logits, self.y)
-            accuracy = (logits.argmax(dim=1) == self.y).float().mean()
-        return float(accuracy), float(loss)
+            for start in range(0, n, self.chunk_rows):
+                x, y = self.x[start:start + self.chunk_rows], self.y[start:start + self.chunk_rows]
+                out = self.net.forward(params, x)
+                loss_sum += self.loss(out, y).sum(dtype=torch.float64)
+                if classify:
+                    correct += (out.argmax(dim=1) == y).sum()
+        accuracy = float(correct) / n if classify else float("nan")
+        return accuracy, float(loss_sum) / n

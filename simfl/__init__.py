@@ -10,6 +10,8 @@ from simfl.core.config import (AllAvailable, Always, Bernoulli, Blobs, Compute, 
                                IdealMac, Iid, Logreg, Mifa, Mlp, Native, Network, Population,
                                RayleighChannel, Run, Scaffold, Scenario, Server, ShannonRate, Shards,
                                Synthetic, Task, Uniform, apply_overrides, load_scenario)
+from simfl.core.config import CVaR, FedProx, Quadratic
+from simfl.core.config import Mnist5k
 from simfl.core.errors import ConfigError, SimflError
 
 __version__ = "0.1.0"
@@ -29,4 +31,6 @@ __all__ = [
     "Logreg", "Mifa", "Mlp", "Native", "Network", "Population", "RayleighChannel", "Run",
     "Scaffold", "Scenario", "Server", "ShannonRate", "Shards", "SimflError", "Synthetic", "Task",
     "Uniform", "apply_overrides", "load_scenario", "run",
+    "CVaR", "FedProx", "Quadratic",
+    "Mnist5k",
 ]

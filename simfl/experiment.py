@@ -8,24 +8,28 @@ and aggregated. No simulated time depends on a training result.
 
 from __future__ import annotations
 
+import gc
 import importlib.metadata
 import platform
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 from simfl.algorithms import build_aggregator, build_sampler
-from simfl.core.config import Scenario
+from simfl.algorithms.sessions import SessionInitialiser
+from simfl.core.config import Continuous, IdealChannel, Scenario, Similarity
 from simfl.core.errors import ConfigError
 from simfl.core.records import RoundOutcome, TrainJob
 from simfl.core.rng import RngTree
 from simfl.metrics.recorder import RunRecorder
 from simfl.metrics.rundir import fresh_run_dir
 from simfl.sim.availability import build_availability
+from simfl.sim.battery import Batteries
 from simfl.sim.channel import build_link
+from simfl.sim.sessions import SessionOnline
 from simfl.sim.simulation import Simulation
 
 #: called after every round with (round index, simulated time, latest accuracy or None)
@@ -37,6 +41,7 @@ class RunResult:
     out_dir: Path
     summary: dict[str, Any]
     outcomes: list[RoundOutcome]
+    params: Any = None  # the final global model (None in timing-only runs)
 
 
 def versions() -> dict[str, str]:
@@ -62,6 +67,7 @@ class _Trainer:
         from simfl.train.batched import BatchedExecutor
         from simfl.train.evaluate import Evaluator
         from simfl.train.executor import InlineExecutor
+        from simfl.train.local import sample_loss
         from simfl.train.models import build_model
 
         device = _device(scenario.run.device, torch)
@@ -71,7 +77,8 @@ class _Trainer:
         self.params = {k: v.to(device) for k, v in self.net.init(generator).items()}
         executor = InlineExecutor if scenario.run.executor == "inline" else BatchedExecutor
         self.executor = executor(self.net, data, task, rngs, device)
-        self.evaluate = Evaluator(self.net, data.x_test, data.y_test, device)
+        self.evaluate = Evaluator(self.net, data.x_test, data.y_test, device,
+                                  sample_loss(task.dataset))
 
 
 def _device(name: str, torch):
@@ -83,13 +90,13 @@ def _device(name: str, torch):
 
 
 #: client-side training rules the executors implement
-LOCAL_RULES = ("sgd",)
+LOCAL_RULES = ("sgd", "scaled_sgd", "prox", "scaffold", "cvar")
 
 
 def run_scenario(scenario: Scenario, out_dir: Path | None = None,
                  progress: ProgressFn | None = None) -> RunResult:
     """Simulate ``scenario`` and write its run directory (a fresh one by default)."""
-    from simfl.train.data import build_data
+    from simfl.train.data import build_data, client_sizes
 
     started_s = time.perf_counter()
     rngs = RngTree(scenario.seed)
@@ -99,59 +106,181 @@ def run_scenario(scenario: Scenario, out_dir: Path | None = None,
                           f"an aggregator whose local rule exists ({', '.join(LOCAL_RULES)}): the "
                           f"{server.algorithm.local_rule!r} local rule is not implemented yet "
                           "(timing-only runs work)")
-    data = build_data(task, rngs)
-    n_samples = data.n_samples
-    model_bytes = net_cfg.model_bytes or 4 * task.model.n_params(data.n_features, data.n_classes)
+    # timing-only runs need only each client's size (the partition's size model)
+    sessions = scenario.population.sessions  # label groups need the samples, even timing-only
+    split = sessions if sessions is not None and sessions.split_labels else None
+    availability = scenario.population.availability  # label-based models need the labels
+    data = (None if run.timing_only and split is None and not availability.needs_labels
+            else build_data(task, rngs, split))
+    n_samples = client_sizes(task, rngs) if data is None else data.n_samples
+    model_bytes = net_cfg.model_bytes or 4 * task.model.n_params(*task.dataset.shape())
     compute = scenario.population.compute
     speeds = compute.median_samples_per_s * np.exp(
         compute.sigma * rngs.stream("population/compute").standard_normal(task.n_clients))
+    label_counts = None
+    if availability.needs_labels:
+        from simfl.train.probe import label_histograms
+
+        label_counts = label_histograms(data)
+    online = build_availability(availability, task.n_clients, rngs, n_samples, label_counts)
+    if sessions is not None:
+        online = SessionOnline(online, sessions, task.n_clients)
     sim = Simulation(
         rngs=rngs, n_samples=n_samples,
-        work_samples=np.array([task.work_samples(int(n)) for n in n_samples], dtype=float),
+        work_samples=np.asarray(task.work_samples(n_samples), dtype=float),
         samples_per_s=speeds,
-        online=build_availability(scenario.population.availability, task.n_clients, rngs),
+        online=online,
         links={"downlink": build_link(net_cfg.downlink, rngs), "uplink": build_link(net_cfg.uplink, rngs)},
         model_bytes=model_bytes, arq_max_attempts=net_cfg.arq_max_attempts,
         clients_per_round=server.clients_per_round, overcommit=server.overcommit,
-        deadline_s=server.deadline_s, keep_events=run.events)
-    sampler, aggregator = build_sampler(server.sampler), build_aggregator(server.algorithm, task.lr)
+        deadline_s=server.deadline_s, keep_events=run.events,
+        battery=Batteries(task.n_clients, scenario.population.battery,
+                          scenario.population.energy, rngs, _nominal_rate_bps(net_cfg.uplink)), mac=net_cfg.mac)
     trainer = None if run.timing_only else _Trainer(scenario, data, rngs)
+    probe = _Probe(sim, data, trainer, rngs)
+    sampler = build_sampler(server.sampler, probe)
+    aggregator = build_aggregator(server.algorithm, task.lr)
 
     out_dir = fresh_run_dir(out_dir or default_out_dir(scenario))
     config = {"scenario": scenario.to_dict(), "seed": scenario.seed, "model_bytes": model_bytes,
               "versions": versions()}
-    recorder = RunRecorder(out_dir, config, run.target_accuracy, started_s)
-    loop = _RoundLoop(scenario, sim, sampler, aggregator, trainer, recorder, rngs, n_samples)
+    recorder = RunRecorder(out_dir, config, run.target_accuracy, started_s,
+                           eval_extra=("session",) if sessions is not None else ())
+    session_run = None if sessions is None else _SessionRun(scenario, online, trainer, data,
+                                                            rngs, n_samples)
+    loop = _RoundLoop(scenario, sim, sampler, aggregator, trainer, recorder, rngs, n_samples,
+                      session_run, probe)
     try:
         loop.run(progress)
     finally:
         recorder.flush(force=True)
-    summary = recorder.finish(sim.now_s, sim.n_events, sim.events if run.events else None)
-    return RunResult(out_dir, summary, recorder.outcomes)
+    recorder.clients(sim.battery.table())
+    summary = recorder.finish(sim.now_s, sim.n_events, sim.events if run.events else None,
+                              probe.counts)
+    return RunResult(out_dir, summary, recorder.outcomes, loop.params)
+
+
+#: bytes of a client's answer to a loss query (one float64)
+LOSS_REPLY_BYTES = 8
+
+
+class _Probe:
+    """The :class:`~simfl.core.protocols.ClientProbe` capability of a run: the simulation
+    times each exchange (:meth:`Simulation.run_query`), the trainer computes the answers
+    (:mod:`simfl.train.probe`).
+
+    Counted apart from training, in ``summary.json``: ``queried_losses`` (loss answers
+    received), ``graph_updates`` (answers to the graph-building exchange: local updates) and
+    ``query_time_s`` (simulated time spent waiting for answers). ``params`` is the global
+    model the answers are about; the round loop keeps it current. A loss query costs a
+    model download, one pass over the local data at training speed (forward passes are
+    cheaper: an upper bound) and an 8-byte upload. Timing-only runs have no model (losses
+    and learned features are 0, so samplers fall back to their tie rules) and, unless
+    sessions need it, no data (label histograms are 0 too).
+    """
+
+    def __init__(self, sim: Simulation, data, trainer, rngs: RngTree) -> None:
+        self.sim, self.data, self.trainer, self.rngs = sim, data, trainer, rngs
+        self.params = trainer.params if trainer else None
+        self.counts = {"queried_losses": 0, "graph_updates": 0, "query_time_s": 0.0}
+        self._stats = None
+
+    def _exchange(self, round: int, clients: np.ndarray, work: np.ndarray, reply_bytes: int,
+                  stream: str) -> np.ndarray:
+        t_start = self.sim.now_s
+        answered = self.sim.run_query(round, clients, work, reply_bytes, stream)
+        self.counts["query_time_s"] += self.sim.now_s - t_start
+        return answered
+
+    def _client_stats(self):
+        if self._stats is None:
+            from simfl.train.local import sample_loss
+            from simfl.train.probe import ClientStats
+
+            t = self.trainer
+            self._stats = ClientStats(t.net, t.executor, sample_loss(t.executor.task.dataset),
+                                      self.data.x_test, self.rngs)
+        return self._stats
+
+    def losses(self, round: int, clients: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        answered = self._exchange(round, np.asarray(clients, dtype=np.int64),
+                                  self.sim.n_samples.astype(float), LOSS_REPLY_BYTES, "loss_query")
+        self.counts["queried_losses"] += len(answered)
+        if self.trainer is None:
+            return answered, np.zeros(len(answered))
+        return answered, self._client_stats().losses(self.params, answered)
+
+    def features(self, kind: str, noise_batch: int) -> np.ndarray:
+        n = len(self.sim.n_samples)
+        if kind == "oracle":
+            if self.data is None:
+                return np.zeros((n, 1))
+            from simfl.train.probe import label_histograms
+
+            return label_histograms(self.data)
+        answered = self._exchange(0, np.arange(n), self.sim.work_samples, self.sim.model_bytes,
+                                  "graph")
+        self.counts["graph_updates"] += len(answered)
+        rows = (np.zeros((len(answered), 1)) if self.trainer is None else
+                self._client_stats().features(kind, self.params, answered, noise_batch))
+        out = np.full((n, rows.shape[1]), np.nan)
+        out[answered] = rows
+        return out
+
+
+def _nominal_rate_bps(channel) -> float:
+    """The bit rate of ``channel``'s rate model at its configured SNR, without fading."""
+    return 8.0 / build_link(IdealChannel(rate=channel.rate)).transmit(0.0, 1, None).airtime_s
+
+
+#: wall-time interval at which the round loop moves surviving objects out of the cyclic GC
+FREEZE_EVERY_S = 1.0
+
+
+def _freeze_survivors() -> None:
+    """Collect cyclic garbage, then exempt every survivor from later cyclic collections.
+
+    The records of finished rounds (10^4 per round at scale) stay alive for the whole
+    run; without this, Python's full collections rescan all of them again and again and
+    a round's cost grows with the number of rounds before it (measured: 0.8 s per round
+    at round 1 to 1.3 s at round 25 with 10^4 clients per round; flat with this). Frozen
+    objects are still freed by reference counting; the loop unfreezes them at the end.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 class _RoundLoop:
     def __init__(self, scenario: Scenario, sim: Simulation, sampler, aggregator, trainer,
-                 recorder: RunRecorder, rngs: RngTree, n_samples: np.ndarray) -> None:
+                 recorder: RunRecorder, rngs: RngTree, n_samples: np.ndarray,
+                 sessions: "_SessionRun | None" = None, probe: "_Probe | None" = None) -> None:
         self.scenario, self.sim, self.trainer, self.recorder = scenario, sim, trainer, recorder
+        self.sessions, self.n_samples, self.probe = sessions, n_samples, probe
         self.sampler, self.aggregator, self.rngs = sampler, aggregator, rngs
         self.sampler_state = sampler.init(n_samples)
         self.params = trainer.params if trainer else None
         self.agg_state = aggregator.init(self.params, n_samples) if trainer else None
         self.accuracy: float | None = None
-        self._scored: tuple[Any, tuple[float, float]] | None = None
+        self._scored: tuple[Any, tuple, tuple[float, float]] | None = None
         self._n_timed_evals = 1  # the evaluation at t = 0 is the first of the schedule
 
     def run(self, progress: ProgressFn | None) -> None:
         run = self.scenario.run
         self._evaluate(0.0, 0)
         r = 0
-        while (run.rounds is None or r < run.rounds) and (
-                run.horizon_s is None or self.sim.now_s < run.horizon_s):
-            self._round(r)
-            r += 1
-            if progress:
-                progress(r, self.sim.now_s, self.accuracy)
+        frozen_s = time.perf_counter()
+        try:
+            while (run.rounds is None or r < run.rounds) and (
+                    run.horizon_s is None or self.sim.now_s < run.horizon_s):
+                self._round(r)
+                r += 1
+                if progress:
+                    progress(r, self.sim.now_s, self.accuracy)
+                if time.perf_counter() - frozen_s > FREEZE_EVERY_S:
+                    _freeze_survivors()
+                    frozen_s = time.perf_counter()
+        finally:
+            gc.unfreeze()
         if self.trainer and (not self.recorder.eval_rows
                              or self.recorder.eval_rows[-1][0] < self.sim.now_s):
             self._evaluate(self.sim.now_s, r)
@@ -159,6 +288,11 @@ class _RoundLoop:
     def _round(self, r: int) -> None:
         server = self.scenario.server
         rng = self.rngs.stream(f"sampler/round/{r}")
+        if self.sessions and self.sessions.enter(r, self.sim.now_s) and self.trainer:
+            self.params = self.sessions.start(self.params)  # a new session's warm start
+            self.agg_state = self.aggregator.init(self.params, self.n_samples)
+        if self.probe:
+            self.probe.params = self.params  # queries ask about the current global model
         outcome = self.sim.run_round(
             r, lambda view: self.sampler.select(self.sampler_state, view,
                                                 server.clients_per_round, rng))
@@ -169,7 +303,11 @@ class _RoundLoop:
             jobs = [TrainJob(a.client, a.base_round, r,
                              self.aggregator.client_payload(self.agg_state, a.client))
                     for a in outcome.received]
-            updates = self.trainer.executor.submit(jobs, {r: self.params})
+            teacher = self.sessions.teacher() if self.sessions else None
+            if teacher is None:
+                updates = self.trainer.executor.submit(jobs, {r: self.params})
+            else:  # the continuous initialiser: distil towards the last session's model
+                updates = self.sessions.distill(jobs, {r: self.params}, teacher)
             self.params, self.agg_state, _ = self.aggregator.aggregate(
                 self.agg_state, self.params, outcome, updates)
             n_done = len(updates)
@@ -194,8 +332,73 @@ class _RoundLoop:
         """Record the current model's test scores at simulated time ``t_s``."""
         if self.trainer is None:
             return
-        if self._scored is None or self._scored[0] is not self.params:
-            self._scored = (self.params, self.trainer.evaluate(self.params))
-        accuracy, loss = self._scored[1]
+        extra = (self.sessions.session,) if self.sessions else ()
+        if self._scored is None or self._scored[0] is not self.params or self._scored[1] != extra:
+            score = self.sessions.score if self.sessions else self.trainer.evaluate
+            self._scored = (self.params, extra, score(self.params))
+        accuracy, loss = self._scored[2]
         self.accuracy = accuracy
-        self.recorder.evaluation(t_s, completed, accuracy, loss)
+        self.recorder.evaluation(t_s, completed, accuracy, loss, *extra)
+
+
+class _SessionRun:
+    """``population.sessions`` wired up (ALGORITHMS.md §3): the session in force, its warm
+    start, the distillation teacher, and the label set evaluations are scored on."""
+
+    def __init__(self, scenario: Scenario, online: SessionOnline, trainer, data, rngs: RngTree,
+                 n_samples: np.ndarray) -> None:
+        cfg = scenario.population.sessions
+        self.cfg, self.online, self.trainer, self.n_samples = cfg, online, trainer, n_samples
+        self.session = 0
+        self._entered = False
+        self.labels = cfg.label_sets(data.n_classes) if data is not None and cfg.split_labels else None
+        self.initialiser = SessionInitialiser(cfg)
+        self.state = self.initialiser.init(trainer.params) if trainer else None
+        if trainer is None:
+            return
+        from simfl.train.batched import BatchedExecutor
+        from simfl.train.distill import DistillExecutor
+        from simfl.train.sessions import SessionEvaluator
+
+        task, device = scenario.task, trainer.executor.device
+        if isinstance(cfg.init, Continuous):
+            self._distill = DistillExecutor(trainer.net, data, task, rngs, device)
+        if isinstance(cfg.init, Similarity):  # gradient rounds use half the local lr (§3 step 2)
+            self._half_lr = BatchedExecutor(trainer.net, data, replace(task, lr=task.lr / 2),
+                                            rngs, device)
+        self._evaluate = SessionEvaluator(trainer.net, data.x_test, data.y_test, device,
+                                          trainer.evaluate.loss)
+
+    def enter(self, round: int, t_s: float) -> bool:
+        """Note the session of a round opening at ``t_s``; True when a new one starts."""
+        session = self.cfg.session_at(round, t_s)
+        if self._entered and session == self.session:
+            return False
+        self.session, self._entered = session, True
+        return True
+
+    def start(self, params):
+        """The model the session just entered starts from (``params``: the last model)."""
+        params, self.state = self.initialiser.start(self.state, self.session, params,
+                                                    self._gradient_rounds)
+        return params
+
+    def _gradient_rounds(self, start, session: int):
+        from simfl.train.sessions import gradient_rounds
+
+        v = self.cfg.init.gradient_rounds
+        clients = np.flatnonzero(self.online.members(session))
+        return gradient_rounds(self._half_lr, start, clients, self.n_samples, v,
+                               first_id=-1 - session * v)
+
+    def teacher(self):
+        return None if self.state is None else self.state.teacher
+
+    def distill(self, jobs, versions, teacher):
+        return self._distill.submit(jobs, versions, teacher, self.cfg.init.kl_coefficient)
+
+    def score(self, params) -> tuple[float, float]:
+        if self.labels is None:
+            return self.trainer.evaluate(params)
+        return self._evaluate(params, self.labels[self.cfg.group_of(self.session)])
+

@@ -3,8 +3,10 @@
 McMahan et al., "Communication-Efficient Learning of Deep Networks from Decentralized
 Data", AISTATS 2017, Algorithm 1: w_{t+1} = w_t + eta_g * sum_k q_k (y_k - w_t) over
 the received clients, with q_k = n_k / sum_j n_j (``weighting = "data"``) or 1/|R_t|
-(``"uniform"``). An empty round leaves the model unchanged. Each update is applied as
-the difference from the model it was computed from.
+(``"uniform"``) or m_k / sum_j m_j with m_k how often the ``md`` sampler drew client k
+(``"multiplicity"``: the plain average over the k draws of ALGORITHMS.md §4.3; draws
+whose update was lost drop out of the sum). An empty round leaves the model unchanged.
+Each update is applied as the difference from the model it was computed from.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ class FedAvg:
         updates = sorted(updates, key=lambda u: u.client)  # sums independent of arrival order
         if self.cfg.weighting == "data":
             weights = np.array([u.n_samples for u in updates], dtype=np.float64)
+        elif self.cfg.weighting == "multiplicity":
+            weights = np.array([outcome.draws(u.client) for u in updates], dtype=np.float64)
         else:
             weights = np.ones(len(updates))
         if weights.sum() == 0:

@@ -25,6 +25,25 @@ class PopulationView:
     n_samples: np.ndarray
 
 
+class ClientProbe(Protocol):
+    """What a sampler may learn about clients beyond the view: an explicit capability.
+
+    Implemented by the composition root. The simulation decides when the exchange
+    happens and charges it in simulated time (it advances the clock before the round's
+    invitations); the trainer computes the numbers. Exchanges are counted apart from
+    training. ``losses`` returns the clients that answered (sorted) and the global
+    model's mean local loss of each. ``features`` returns one row per client (all
+    clients): ``"oracle"`` label histograms (free, no exchange), or, after every client
+    trained once from the current model, ``"logit"`` (mean logits on one Gaussian noise
+    batch) or ``"update"`` (the flattened local update); clients that did not answer
+    get a row of NaN.
+    """
+
+    def losses(self, round: int, clients: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def features(self, kind: str, noise_batch: int) -> np.ndarray: ...
+
+
 class Sampler(Protocol):
     """Picks clients. State is explicit: ``observe`` returns the new state."""
 

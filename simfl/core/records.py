@@ -47,7 +47,12 @@ class Missing:
 
 @dataclass(frozen=True)
 class RoundOutcome:
-    """The timing decision of one round: who was invited, who arrived, who was missed."""
+    """The timing decision of one round: who was invited, who arrived, who was missed.
+
+    ``multiplicity`` (aligned with ``selected``, empty meaning all 1) says how many
+    times a sampler that draws with replacement (``md``) drew each invitee; every
+    invitee is still invited once and ends in exactly one outcome.
+    """
 
     round: int
     t_open_s: float
@@ -59,9 +64,16 @@ class RoundOutcome:
     missing: tuple[Missing, ...]
     retries: int = 0
     energy_j: float = 0.0
+    multiplicity: tuple[int, ...] = ()
 
     def n_missing(self, reason: str) -> int:
         return sum(1 for m in self.missing if m.reason == reason)
+
+    def draws(self, client: int) -> int:
+        """How many times ``client`` was drawn (1 unless the sampler drew it repeatedly)."""
+        if not self.multiplicity:
+            return 1
+        return self.multiplicity[self.selected.index(client)]
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from simfl.core.records import Event, RoundOutcome
-from simfl.metrics.invariants import check_rounds
+from simfl.metrics.invariants import check_energy, check_rounds
 from simfl.metrics.rundir import (EVAL_COLUMNS, EVENT_COLUMNS, ROUND_COLUMNS, csv_text,
                                   write_atomic, write_json)
 
@@ -21,13 +21,16 @@ class RunRecorder:
     """
 
     def __init__(self, out_dir: Path, config: dict[str, Any], target_accuracy: float | None,
-                 started_s: float, flush_every_s: float = 1.0) -> None:
+                 started_s: float, flush_every_s: float = 1.0,
+                 eval_extra: tuple[str, ...] = ()) -> None:
         self.out_dir = out_dir
+        self.eval_columns = EVAL_COLUMNS + eval_extra  # extra columns of evals.csv
         self.target_accuracy = target_accuracy
         self.flush_every_s = flush_every_s
         self.outcomes: list[RoundOutcome] = []
         self.trained: list[int] = []
         self.aggregated: list[int] = []
+        self.client_table: dict[str, Sequence[Any]] | None = None  # see clients()
         self.round_rows: list[tuple] = []
         self.eval_rows: list[tuple] = []
         self._last_flush = 0.0
@@ -45,8 +48,9 @@ class RunRecorder:
             n("battery"), n("offline"), outcome.retries, outcome.energy_j, trained, aggregated))
         self.flush()
 
-    def evaluation(self, t_s: float, round: int, accuracy: float, loss: float) -> None:
-        self.eval_rows.append((t_s, round, accuracy, loss))
+    def evaluation(self, t_s: float, round: int, accuracy: float, loss: float,
+                   *extra: Any) -> None:
+        self.eval_rows.append((t_s, round, accuracy, loss, *extra))
 
     def flush(self, force: bool = False) -> None:
         now = time.perf_counter()
@@ -54,11 +58,19 @@ class RunRecorder:
             return
         self._last_flush = now
         write_atomic(self.out_dir / "rounds.csv", csv_text(ROUND_COLUMNS, self.round_rows))
-        write_atomic(self.out_dir / "evals.csv", csv_text(EVAL_COLUMNS, self.eval_rows))
+        write_atomic(self.out_dir / "evals.csv", csv_text(self.eval_columns, self.eval_rows))
 
-    def finish(self, sim_time_s: float, n_events: int, events: list[Event] | None) -> dict[str, Any]:
+    def clients(self, table: dict[str, Sequence[Any]]) -> None:
+        """Write ``clients.csv``: per-client energy records (columns = the table's keys,
+        ``client`` and ``energy_j`` first; battery columns when batteries are finite)."""
+        self.client_table = table
+        write_atomic(self.out_dir / "clients.csv", csv_text(list(table), zip(*table.values())))
+
+    def finish(self, sim_time_s: float, n_events: int, events: list[Event] | None,
+               extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """Write the tables, the optional event log and ``summary.json``; return the summary.
 
+        ``extra`` adds fields (e.g. the samplers' query counts, kept apart from training).
         Raises RuntimeError if a run invariant is violated (a simulator bug).
         """
         self.flush(force=True)
@@ -78,9 +90,16 @@ class RunRecorder:
             "trained_updates": sum(self.trained),
             "aggregated_updates": sum(self.aggregated),
             "events": n_events,
+            **(extra or {}),
         }
+        table = self.client_table
+        if table is not None:
+            summary["energy_j"] = float(sum(table["energy_j"]))
+            summary["battery_deaths"] = int(sum(table["battery_deaths"]))
         write_json(self.out_dir / "summary.json", summary)
         problems = check_rounds(self.outcomes, self.trained, self.aggregated)
+        if table is not None:
+            problems += check_energy(self.outcomes, table)
         if problems:
             raise RuntimeError("simulator invariant violated:\n" + "\n".join(problems))
         return summary

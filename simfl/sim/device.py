@@ -29,26 +29,47 @@ def device_round(sim: "Simulation", client: int, round: int) -> Generator:
     left) that is the reason; any other cause (the server closed the round) is ``late``.
     """
     env = sim.env
+    sim.battery.begin(client, env.active_process)
     try:
         if not (yield from _transfer(sim, "downlink", client, round)):
             return _missing(sim, client, round, "erased", "downlink")
+        sim.battery.switch(client, "compute")
         yield env.timeout(sim.compute_s(client))
         sim.log(Event(env.now, "computed", round, client))
+        access = sim.mac.request(client)
+        if access is not None:  # contending: awake (idle power); the MAC charges each try
+            sim.battery.switch(client, "idle")
+        if access is not None and not (yield access):
+            return _missing(sim, client, round, "collided", "mac retry limit")
         if not (yield from _transfer(sim, "uplink", client, round)):
             return _missing(sim, client, round, "erased", "uplink")
+        if not sim.mac.forwards(client):
+            return _missing(sim, client, round, "collided", "relay")
         sim.log(Event(env.now, "arrived", round, client))
         return Arrival(client, round, env.now, int(sim.n_samples[client]))
     except simpy.Interrupt as stop:
         reason = stop.cause if stop.cause in DEVICE_FAULTS else "late"
+        if sim.mac.leave(client) and reason == "late":
+            reason = "collided"  # still contending for the uplink when the round closed
         return _missing(sim, client, round, reason, str(stop.cause))
+    finally:
+        sim.battery.end(client)
 
 
-def _transfer(sim: "Simulation", direction: str, client: int, round: int) -> Generator:
+def _transfer(sim: "Simulation", direction: str, client: int, round: int,
+              n_bytes: int | None = None, stream: str = "round") -> Generator:
+    """Send ``n_bytes`` (the model by default) with ARQ; True once an attempt gets through."""
     link = sim.links[direction]
-    rng = sim.rngs.stream(f"channel/{direction}/{client}/round/{round}")
+    rng = sim.rngs.stream(f"channel/{direction}/{client}/{stream}/{round}")
+    n_bytes = sim.model_bytes if n_bytes is None else n_bytes
     for attempt in range(sim.arq_max_attempts):
-        delivery = link.transmit(sim.env.now, sim.model_bytes, rng, client=client)
-        yield sim.env.timeout(delivery.airtime_s)
+        delivery = link.transmit(sim.env.now, n_bytes, rng, client=client)
+        sim.battery.switch(client, "tx" if direction == "uplink" else "rx", 8 * n_bytes,
+                           delivery.airtime_s)
+        wall_s = delivery.airtime_s
+        if direction == "uplink" and stream == "round":  # MAC sharing rule (e.g. TDMA slots)
+            wall_s = sim.mac.wall_time_s(client, sim.env.now, delivery.airtime_s)
+        yield sim.env.timeout(wall_s)
         if delivery.ok:
             return True
         sim.log(Event(sim.env.now, "attempt_lost", round, client, f"{direction} {attempt + 1}"))

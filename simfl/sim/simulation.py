@@ -14,6 +14,7 @@ the deadline instant (including chains of zero-delay events) is processed first.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Callable
 
@@ -21,11 +22,16 @@ import numpy as np
 import simpy
 from simpy.events import NORMAL, Event as SimpyEvent
 
+from simfl.core.config.energy import Energy
+from simfl.core.config.network import IdealMac, Mac
 from simfl.core.protocols import PopulationView
 from simfl.core.records import Arrival, Event, Missing, RoundOutcome
 from simfl.core.rng import RngTree
+from simfl.sim.battery import Batteries
 from simfl.sim.channel import Link
 from simfl.sim.device import device_round
+from simfl.sim.mac import build_mac
+from simfl.sim.query import device_query
 
 #: priority of the round deadline: after every NORMAL (and URGENT) event at that time
 AFTER_NORMAL = NORMAL + 1
@@ -41,6 +47,11 @@ class _Deadline(SimpyEvent):
         self._ok = True
         self._value = None
         env.schedule(self, AFTER_NORMAL, delay_s)
+
+
+def _went_offline(proc: simpy.Process, _event: SimpyEvent) -> None:
+    if proc.is_alive:
+        proc.interrupt("offline")
 
 
 class Simulation:
@@ -63,8 +74,10 @@ class Simulation:
     def __init__(self, *, rngs: RngTree, n_samples: np.ndarray, work_samples: np.ndarray,
                  samples_per_s: np.ndarray, online, links: dict[str, Link], model_bytes: int,
                  arq_max_attempts: int, clients_per_round: int, overcommit: float,
-                 deadline_s: float, keep_events: bool = True) -> None:
+                 deadline_s: float, keep_events: bool = True,
+                 battery: Batteries | None = None, mac: Mac = IdealMac()) -> None:
         self.env = simpy.Environment()
+        self.mac = build_mac(mac, self.env, rngs, len(n_samples))
         self.rngs = rngs
         self.n_samples = n_samples
         self.work_samples = work_samples
@@ -80,6 +93,10 @@ class Simulation:
         self.events: list[Event] = []
         self.n_events = 0
         self.retries = 0
+        self.battery = battery or Batteries(len(n_samples), None, Energy())
+        self.battery.bind(self.env, _Deadline, self.log)
+        if hasattr(self.mac, "on_transmit"):  # contention transmissions cost energy
+            self.mac.on_transmit = self.battery.charge_transmissions
 
     @property
     def now_s(self) -> float:
@@ -94,31 +111,87 @@ class Simulation:
             self.events.append(event)
 
     def run_round(self, round: int, select: SelectFn) -> RoundOutcome:
-        """Simulate one round from now until it closes; return its outcome."""
-        process = self.env.process(self._round(round, select))
+        """Simulate one round from now until it closes; return its outcome.
+
+        The round opens now; ``select`` runs before the round's process starts, so a
+        sampler may first run query exchanges (:meth:`run_query`) that advance the
+        clock. Invitations go out, and the deadline starts, when it returns. Ids that
+        ``select`` returns more than once (sampling with replacement) are invited once,
+        their count kept in ``RoundOutcome.multiplicity``.
+        """
+        t_open = self.env.now
+        mask = self.online.online(round, t_open) & self.battery.alive(round, t_open)
+        view = PopulationView(round, t_open, len(mask), np.flatnonzero(mask), self.n_samples)
+        chosen = np.asarray(select(view), dtype=np.int64)
+        process = self.env.process(self._round(round, t_open, mask, chosen))
         self.env.run(until=process)
         return process.value
 
-    def _round(self, round: int, select: SelectFn):
+    def run_query(self, round: int, clients: np.ndarray, work_samples: np.ndarray,
+                  reply_bytes: int, stream: str) -> np.ndarray:
+        """Ask ``clients`` something and wait for their answers; return who answered (sorted).
+
+        Each client gets the model on the downlink, processes ``work_samples[client]``
+        samples at its speed and sends ``reply_bytes`` on the uplink (with ARQ, channel
+        streams tagged ``stream``). The server waits until every answer is in or lost,
+        at most ``deadline_s``; the clock advances by that wait. Assumes the asked
+        clients are reachable (availability is the caller's choice); no energy is
+        charged.
+        """
         env = self.env
-        t_open = env.now
-        t_deadline = t_open + self.deadline_s
-        mask = self.online.online(round, t_open)
-        n_clients = len(mask)
-        view = PopulationView(round, t_open, n_clients, np.flatnonzero(mask), self.n_samples)
-        selected = np.sort(np.asarray(select(view), dtype=np.int64))
-        self.log(Event(t_open, "round_open", round, detail=f"{len(selected)} invited"))
+        t_start = env.now
+        procs = [env.process(device_query(self, int(c), round, float(work_samples[c]),
+                                          reply_bytes, stream)) for c in clients]
+        self.log(Event(t_start, f"{stream}_open", round, detail=f"{len(procs)} asked"))
+
+        def wait():
+            if procs:
+                yield env.all_of(procs) | _Deadline(env, self.deadline_s)
+            busy = [p for p in procs if p.is_alive]
+            for proc in busy:
+                proc.interrupt("deadline")
+            if busy:
+                yield env.all_of(busy)
+
+        env.run(until=env.process(wait()))
+        answered = np.array(sorted(p.value for p in procs if p.value is not None), dtype=np.int64)
+        self.log(Event(env.now, f"{stream}_close", round, detail=f"{len(answered)} answered"))
+        return answered
+
+    def _leave_when_offline(self, clients: np.ndarray, procs: list, t_deadline: float) -> None:
+        """Interrupt with cause ``"offline"`` each device whose availability ends by the deadline.
+
+        Continuous-time availability models say when each online client next goes
+        offline; per-round models never end a round early (``inf``). The interrupt is
+        scheduled when the invitations go out, so it precedes an upload completing, or
+        the deadline, at the same instant (leaving then loses the update).
+        """
+        leave_s = self.online.offline_at(clients)
+        for proc, t_s in zip(procs, leave_s.tolist()):
+            if t_s <= t_deadline:
+                self.env.timeout(max(0.0, t_s - self.env.now)).callbacks.append(
+                    functools.partial(_went_offline, proc))
+
+    def _round(self, round: int, t_open: float, mask: np.ndarray, chosen: np.ndarray):
+        env = self.env
+        t_invite = env.now
+        t_deadline = t_invite + self.deadline_s
+        selected, draws = np.unique(chosen, return_counts=True)
+        self.log(Event(t_invite, "round_open", round, detail=f"{len(selected)} invited"))
         retries_before = self.retries
 
         missing: list[Missing] = []
         procs = []
+        self.mac.open_round(round, selected[mask[selected]])
         for client in selected.tolist():
-            self.log(Event(t_open, "invited", round, client))
+            self.log(Event(t_invite, "invited", round, client))
             if not mask[client]:
-                missing.append(Missing(client, "offline", t_open))
-                self.log(Event(t_open, "offline", round, client))
+                reason = "battery" if self.battery.is_dead(client) else "offline"
+                missing.append(Missing(client, reason, t_invite))
+                self.log(Event(t_invite, reason, round, client))
             else:
                 procs.append(env.process(device_round(self, client, round)))
+        self._leave_when_offline(selected[mask[selected]], procs, t_deadline)
 
         closed = env.event()
         target = self.clients_per_round if self.n_invites > self.clients_per_round else len(procs)
@@ -133,7 +206,7 @@ class Simulation:
 
         for proc in procs:
             proc.callbacks.append(resolved)
-        if not procs:
+        if not procs and mask.any():  # with nobody available the server idles to the deadline
             closed.succeed()
         yield closed | _Deadline(env, self.deadline_s)
 
@@ -143,6 +216,10 @@ class Simulation:
         if busy:
             yield env.all_of(busy)
 
+        slot_stats = self.mac.close_round()
+        if slot_stats:  # "n:slots:successes" for each number n of contenders
+            self.log(Event(env.now, "mac_slots", round, detail=" ".join(
+                f"{n}:{slots}:{wins}" for n, (slots, wins) in sorted(slot_stats.items()))))
         received = sorted((p.value for p in procs if isinstance(p.value, Arrival)),
                           key=lambda a: (a.t_s, a.client))
         missing.extend(p.value for p in procs if isinstance(p.value, Missing))
@@ -152,4 +229,5 @@ class Simulation:
             round=round, t_open_s=t_open, t_deadline_s=t_deadline, t_close_s=env.now,
             n_available=int(mask.sum()), selected=tuple(selected.tolist()),
             received=tuple(received), missing=tuple(missing),
-            retries=self.retries - retries_before)
+            retries=self.retries - retries_before, energy_j=self.battery.take_round_energy_j(),
+            multiplicity=tuple(draws.tolist()) if (draws > 1).any() else ())

@@ -2,22 +2,40 @@
 
 from simfl.core.config.network import (Channel, Distance, ErasureChannel, FixedRate,
                                        GilbertElliottChannel, IdealChannel, IdealMac, Mac, Network,
-                                       Rate, RayleighChannel, ShannonRate)
+                                       Rate, RayleighChannel, RelayMac, ShannonRate,
+                                       SlottedAlohaMac, TdmaMac)
 from simfl.core.config.node import Choice, Node
-from simfl.core.config.population import Always, Availability, Bernoulli, Compute, Population
+from simfl.core.config.availability import (Always, Availability, Bernoulli, Diurnal, Ideal,
+                                            LessDataFirst, LogNormal, Markov, MifaAdversarial,
+                                            MoreDataFirst, SinLogNormal, Trace, YCycle, YMaxFirst)
+from simfl.core.config.energy import Battery, Charging, Energy
+from simfl.core.config.population import Compute, Population
 from simfl.core.config.run import Run
+from simfl.core.config.sessions import (Average, Continuous, Previous, SessionInit, Sessions,
+                                        Similarity)
 from simfl.core.config.scenario import Scenario, apply_overrides, load_scenario, parse_override
-from simfl.core.config.server import (Aggregator, AllAvailable, FedAR, FedAvg, FedAvgIS, FedAvgS,
-                                      FedLaAvg, FedVARP, Mifa, Sampler, Scaffold, Server, Uniform)
+from simfl.core.config.server import (Aggregator, CVaR, FedAR, FedAvg, FedAvgIS, FedAvgS,
+                                      FedLaAvg, FedProx, FedVARP, Mifa, Scaffold, Server)
+from simfl.core.config.sampler import (AllAvailable, FedGS, LongestAbsent, Md, PowerOfChoice,
+                                       Sampler, Uniform)
 from simfl.core.config.task import (Blobs, Dataset, Digits, Dirichlet, Iid, Logreg, Mlp, Model,
-                                    Native, Partition, Shards, Synthetic, Task)
+                                    Native, Partition, Quadratic, Shards, Synthetic, Task)
+from simfl.core.config.task import Mnist5k
 
 __all__ = [
-    "Aggregator", "AllAvailable", "Always", "Availability", "Bernoulli", "Blobs", "Channel",
+    "Aggregator", "AllAvailable", "Always", "Availability", "Bernoulli", "Diurnal", "Ideal",
+    "LessDataFirst", "LogNormal", "Markov", "MifaAdversarial", "MoreDataFirst", "SinLogNormal",
+    "Trace", "YCycle", "YMaxFirst", "Blobs", "Channel",
     "Choice", "Compute", "Dataset", "Digits", "Dirichlet", "Distance", "ErasureChannel", "FedAR",
     "FedAvg", "FedAvgIS", "FedAvgS", "FedLaAvg", "FedVARP", "FixedRate", "GilbertElliottChannel",
     "IdealChannel", "IdealMac", "Iid", "Logreg", "Mac", "Mifa", "Mlp", "Model", "Native",
     "Network", "Node", "Partition", "Population", "Rate", "RayleighChannel", "Run", "Sampler",
     "Scaffold", "Scenario", "Server", "ShannonRate", "Shards", "Synthetic", "Task", "Uniform",
     "apply_overrides", "load_scenario", "parse_override",
+    "Battery", "Charging", "Energy",
+    "Average", "Continuous", "Previous", "SessionInit", "Sessions", "Similarity",
+    "FedGS", "LongestAbsent", "Md", "PowerOfChoice",
+    "RelayMac", "SlottedAlohaMac", "TdmaMac",
+    "CVaR", "FedProx", "Quadratic",
+    "Mnist5k",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,8 @@ def apply_overrides(scenario: Scenario, overrides: list[tuple[str, Any]]) -> Sce
                 raise ConfigError(".".join(parts[:depth + 1]), value, _keys_at(cls, parts[:depth]))
             if isinstance(table.get(part), str):
                 table[part] = {"kind": table[part]}
+            elif table.get(part) is None:  # an optional section left null: its defaults
+                table[part] = {}
             table = table[part]
             cls = _kind_class(sub, table, parts[:depth + 1]) if issubclass(sub, Choice) else sub
         last = parts[-1]
@@ -88,6 +91,9 @@ def _node_type(cls: type[Node], name: str) -> type[Node] | None:
     if name not in cls.field_names():
         return None
     hint = field_types(cls)[name]
+    options = [a for a in typing.get_args(hint) if a is not type(None)]  # unwrap ``X | None``
+    if len(options) == 1:
+        hint = options[0]
     return hint if isinstance(hint, type) and issubclass(hint, Node) else None
 
 

@@ -7,6 +7,7 @@ from typing import ClassVar, Literal
 
 from simfl.core.config.node import (Choice, Node, non_negative, positive, probability,
                                     require)
+from simfl.core.config.sampler import Sampler, Uniform
 
 
 @dataclass(frozen=True)
@@ -21,11 +22,15 @@ class Aggregator(Choice, point="aggregators"):
 
 @dataclass(frozen=True)
 class FedAvg(Aggregator):
-    """Federated averaging of the received updates, weighted by data size or uniformly."""
+    """Federated averaging of the received updates, weighted by data size or uniformly.
+
+    ``weighting = "multiplicity"`` counts each update as often as the ``md`` sampler
+    drew its client (plain average over the draws).
+    """
 
     kind = "fedavg"
     paper = "McMahan et al., Communication-Efficient Learning of Deep Networks from Decentralized Data, AISTATS 2017"
-    weighting: Literal["data", "uniform"] = "data"
+    weighting: Literal["data", "uniform", "multiplicity"] = "data"
     server_lr: float = 1.0
 
     def validate(self) -> None:
@@ -157,27 +162,42 @@ class Scaffold(Aggregator):
 
 
 @dataclass(frozen=True)
-class Sampler(Choice, point="samplers"):
-    """Which clients the server invites to a round."""
+class FedProx(FedAvg):
+    """FedProx: FedAvg whose clients add the proximal term (mu/2)||w - w_t||^2 to their loss."""
+
+    kind = "fedprox"
+    local_rule = "prox"
+    paper = ("Li et al., Federated Optimization in Heterogeneous Networks, MLSys 2020, "
+             "Algorithm 2 (local objective eq. 2)")
+    mu: float = 0.1
+
+    def validate(self) -> None:
+        super().validate()
+        non_negative(self, "mu")
 
 
 @dataclass(frozen=True)
-class Uniform(Sampler):
-    """Uniformly at random without replacement, from the available clients or from all.
+class CVaR(Aggregator):
+    """Risk-aware FL: SGD on (model, VaR level t) of lam*E[f] + (1-lam)*CVaR_alpha[f]; adopt the relayed pair.
 
-    With ``pool = "all"`` the server does not know who is online: invited clients that
-    are offline count as missing with reason ``offline``.
+    ``alpha`` is the risk level (1: risk-neutral), ``lam`` the weight of the mean loss
+    (the code's ``gamma``), ``lr_t`` the step size of t (the model's is ``task.lr``),
+    ``t0`` the initial t. Defaults: the three-user blobs example (ALGORITHMS.md §2).
     """
 
-    kind = "uniform"
-    pool: Literal["available", "all"] = "available"
+    kind = "cvar"
+    local_rule = "cvar"
+    paper = ("Theodoropoulos, Nikolakakis, Kalogerias, Federated Learning Under Restricted "
+             "User Availability, arXiv 2309.14176 (risk-aware CVaR objective)")
+    alpha: float = 0.1
+    lam: float = 0.1
+    lr_t: float = 1e-3
+    t0: float = 0.0
 
-
-@dataclass(frozen=True)
-class AllAvailable(Sampler):
-    """Every available client, ignoring clients_per_round."""
-
-    kind = "all_available"
+    def validate(self) -> None:
+        require(0.0 < self.alpha <= 1.0, "alpha", self.alpha, "a risk level in (0, 1]")
+        probability(self, "lam")
+        non_negative(self, "lr_t")
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,7 @@ def ge_losses():
     return attempts(link, 200_000, RngTree(11).stream("channel/uplink/0"))
 
 
-def test_oracle_1_gilbert_elliott_loss_rate(ge_losses):
+def test_oracle_1_gilbert_elliott_loss_rate(ge_losses, oracle):
     """Oracle 1: loss rate = pi_B = p/(p+r) = 0.074074 for p = 0.02, r = 0.25.
 
     One chain of n = 200,000 attempts; the samples are correlated, so the tolerance is
@@ -76,10 +76,10 @@ def test_oracle_1_gilbert_elliott_loss_rate(ge_losses):
     g = 1.0 - P_GB - P_BG
     tol = 4.0 * math.sqrt(PI_BAD * (1 - PI_BAD) * (1 + g) / ((1 - g) * len(ge_losses)))
     assert PI_BAD == pytest.approx(0.074074, abs=1e-6)
-    assert abs(ge_losses.mean() - PI_BAD) <= tol
+    oracle("1 GE loss rate pi_B", PI_BAD, ge_losses.mean(), tol)
 
 
-def test_oracle_2_gilbert_elliott_mean_burst(ge_losses):
+def test_oracle_2_gilbert_elliott_mean_burst(ge_losses, oracle):
     """Oracle 2: mean burst (run of consecutive losses) = 1/r = 4.0 for r = 0.25.
 
     Bursts of the same 200,000 attempts (a burst cut by the end is dropped); burst
@@ -91,10 +91,10 @@ def test_oracle_2_gilbert_elliott_mean_burst(ge_losses):
     lengths = (ends - starts)[:-1] if ge_losses[-1] else ends - starts
     tol = 4.0 * math.sqrt((1 - P_BG) / (P_BG ** 2 * len(lengths)))
     assert len(lengths) > 3000
-    assert abs(lengths.mean() - 1.0 / P_BG) <= tol
+    oracle("2 GE mean burst 1/r", 1.0 / P_BG, lengths.mean(), tol)
 
 
-def test_oracle_3_three_consecutive_losses_from_stationarity():
+def test_oracle_3_three_consecutive_losses_from_stationarity(oracle):
     """Oracle 3: P(M = 3 back-to-back attempts all lost) = pi_B (1 - r)^2 = 0.041667 under
     GE (p = 0.02, r = 0.25), against pi_B^3 = 4.06e-4 for i.i.d. erasures at p = pi_B.
 
@@ -110,10 +110,11 @@ def test_oracle_3_three_consecutive_losses_from_stationarity():
         link, rng = build_link(cfg), RngTree(12).stream(f"channel/{cfg.kind}")
         all_lost = np.mean([attempts(link, 3, rng, client=c, t_step_s=1.0).all()
                             for c in range(n)])
-        assert abs(all_lost - expected) <= binomial_tol(expected, n)
+        oracle(f"3 three consecutive losses, {cfg.kind}", expected, all_lost,
+               binomial_tol(expected, n))
 
 
-def test_oracle_4_continuous_gilbert_elliott_packet_success():
+def test_oracle_4_continuous_gilbert_elliott_packet_success(oracle):
     """Oracle 4: an attempt of airtime T at a stationary time survives with probability
     pi_G * exp(-lambda_GB T) = 0.90759 for lambda_GB = 1/50 /s, lambda_BG = 1/4 /s, T = 1 s.
 
@@ -127,12 +128,12 @@ def test_oracle_4_continuous_gilbert_elliott_packet_success():
     link = build_link(GilbertElliottChannel(time_model="continuous", rate_gb_per_s=rate_gb,
                                             rate_bg_per_s=rate_bg, rate=SECOND))
     success = 1.0 - attempts(link, n, RngTree(13).stream("channel/uplink/0"), t_step_s=30.0).mean()
-    assert abs(success - expected) <= binomial_tol(expected, n)
+    oracle("4 continuous-time GE packet success", expected, success, binomial_tol(expected, n))
 
 
 @pytest.mark.parametrize("k_factor, n, table", [(0.0, 40_000, 0.095163), (5.0, 100_000, 0.0096417)],
                          ids=["oracle_5_rayleigh", "oracle_6_rician"])
-def test_oracles_5_6_fading_outage(k_factor, n, table):
+def test_oracles_5_6_fading_outage(k_factor, n, table, oracle):
     """Oracles 5 and 6: outage P(SNR < threshold) with mean SNR 10 dB, threshold 0 dB:
     Rayleigh 1 - exp(-1/10) = 0.095163; Rician K = 5 (non-central chi-square CDF)
     0.0096417. n = 40,000 / 100,000 attempts; binomial tolerance 4 * sqrt(q (1 - q) / n).
@@ -141,10 +142,10 @@ def test_oracles_5_6_fading_outage(k_factor, n, table):
     assert expected == pytest.approx(table, rel=1e-4)
     link = build_link(RayleighChannel(mean_snr_db=10.0, threshold_db=0.0, k_factor=k_factor))
     outage = attempts(link, n, RngTree(14).stream("channel/uplink/0")).mean()
-    assert abs(outage - expected) <= binomial_tol(expected, n)
+    oracle(f"5/6 fading outage, K = {k_factor:g}", expected, outage, binomial_tol(expected, n))
 
 
-def test_oracle_8_shannon_upload_time_through_a_round():
+def test_oracle_8_shannon_upload_time_through_a_round(oracle):
     """Oracle 8: T_up = B / (W log2(1 + SNR)) = 2.8906 s for B = 1e7 bits (1.25 MB),
     W = 1 MHz, SNR = 10 dB, through one Simulation round (0 s compute, instant download).
     Deterministic: relative tolerance 1e-12 against the closed form, which rounds to the
@@ -153,10 +154,10 @@ def test_oracle_8_shannon_upload_time_through_a_round():
     assert round(expected, 4) == 2.8906
     uplink = IdealChannel(rate=ShannonRate(bandwidth_hz=1e6, snr_db=10.0))
     (outcome,) = simulate(uplink, n_clients=1, rounds=1, model_bytes=1_250_000)
-    assert outcome.received[0].t_s == pytest.approx(expected, rel=1e-12)
+    oracle("8 Shannon upload time (s)", expected, outcome.received[0].t_s, 1e-12 * expected)
 
 
-def test_oracle_9_deadline_miss_rayleigh_shannon():
+def test_oracle_9_deadline_miss_rayleigh_shannon(oracle):
     """Oracle 9: P(T_up > D) = 1 - exp(-(2^(B/(W D)) - 1)/mean_snr) = 0.25918 for
     B = 1e7 bits, W = 1 MHz, D = 5 s, Rayleigh mean SNR 10 dB, no outage threshold.
 
@@ -172,10 +173,10 @@ def test_oracle_9_deadline_miss_rayleigh_shannon():
     n = sum(len(o.selected) for o in outcomes)
     late = sum(m.reason == "late" for o in outcomes for m in o.missing)
     assert n == 20_000 and all(m.reason == "late" for o in outcomes for m in o.missing)
-    assert abs(late / n - expected) <= binomial_tol(expected, n)
+    oracle("9 deadline miss, Rayleigh + Shannon", expected, late / n, binomial_tol(expected, n))
 
 
-def test_oracle_11_arq_success_and_mean_attempts():
+def test_oracle_11_arq_success_and_mean_attempts(oracle):
     """Oracle 11: per-attempt success q = 0.9 (erasure p = 0.1), M = 3 attempts:
     P(success) = 1 - (1 - q)^M = 0.999 and E[attempts] = (1 - (1 - q)^M)/q = 1.11.
 
@@ -194,5 +195,5 @@ def test_oracle_11_arq_success_and_mean_attempts():
     arrived = sum(len(o.received) for o in outcomes)
     attempts_made = n + sum(o.retries for o in outcomes)
     assert n == 20_000
-    assert abs(arrived / n - success) <= binomial_tol(success, n)
-    assert abs(attempts_made / n - mean) <= 4.0 * sd / math.sqrt(n)
+    oracle("11 ARQ success, M = 3", success, arrived / n, binomial_tol(success, n))
+    oracle("11 ARQ mean attempts", mean, attempts_made / n, 4.0 * sd / math.sqrt(n))

@@ -47,7 +47,7 @@ def binomial_tol(p, n):
     return 4.0 * math.sqrt(p * (1.0 - p) / n)
 
 
-def test_oracle_14_finite_slotted_aloha_successes_per_slot():
+def test_oracle_14_finite_slotted_aloha_successes_per_slot(oracle):
     """N = 10, p = 0.1: N p (1-p)^(N-1) = 0.38742 successes per slot, and each client
     succeeds in p (1-p)^(N-1) = 0.038742 of the slots. A slot has 0 or 1 success and
     slots are independent, so the tolerance is binomial over 20,000 slots."""
@@ -56,7 +56,8 @@ def test_oracle_14_finite_slotted_aloha_successes_per_slot():
     total = n * p * (1 - p) ** (n - 1)
     assert total == pytest.approx(0.38742, abs=1e-5)
     wins = sum(len(g) for g in grants)
-    assert abs(wins / SLOTS - total) <= binomial_tol(total, SLOTS)
+    oracle("14 finite slotted ALOHA, successes/slot", total, wins / SLOTS,
+           binomial_tol(total, SLOTS))
     assert mac.slot_stats[n] == [SLOTS, wins]  # every slot had all ten contending
     assert all(w <= s for s, w in mac.slot_stats.values())  # one upload per slot at most
     each = p * (1 - p) ** (n - 1)
@@ -65,17 +66,18 @@ def test_oracle_14_finite_slotted_aloha_successes_per_slot():
     assert abs(mac.tx_slots.sum() / (n * SLOTS) - p) <= binomial_tol(p, n * SLOTS)
 
 
-def test_heterogeneous_access_probabilities():
+def test_heterogeneous_access_probabilities(oracle):
     """Client i succeeds in a slot with probability a_i prod_{j != i} (1 - a_j)
     (NETWORK_MODELS.md 2.2); binomial tolerance per client over 20,000 slots."""
     a = np.array([0.05, 0.15, 0.3, 0.5])
     _, grants = saturated(SlottedAlohaMac(access_prob=tuple(a), slot_s=0.01), len(a), seed=1)
     for i, g in enumerate(grants):
         s_i = a[i] * np.prod(np.delete(1 - a, i))
-        assert abs(len(g) / SLOTS - s_i) <= binomial_tol(s_i, SLOTS), (i, len(g) / SLOTS, s_i)
+        oracle(f"ALOHA success, access prob {a[i]:g}", s_i, len(g) / SLOTS,
+               binomial_tol(s_i, SLOTS))
 
 
-def test_oracle_15_multichannel_aloha():
+def test_oracle_15_multichannel_aloha(oracle):
     """K = 20, M = 4, p = 0.2: K p (1 - p/M)^(K-1) = 1.5094 successes per slot. A slot's
     successes X lie in [0, M], so Var X <= mu (M - mu) (Bhatia-Davis); tolerance 4
     sqrt(mu (M - mu) / slots)."""
@@ -84,10 +86,11 @@ def test_oracle_15_multichannel_aloha():
     mu = k * p * (1 - p / m) ** (k - 1)
     assert mu == pytest.approx(1.5094, abs=1e-4)
     per_slot = sum(len(g) for g in grants) / SLOTS
-    assert abs(per_slot - mu) <= 4 * math.sqrt(mu * (m - mu) / SLOTS)
+    oracle("15 multichannel ALOHA, successes/slot", mu, per_slot,
+           4 * math.sqrt(mu * (m - mu) / SLOTS))
 
 
-def test_oracle_18_age_of_information_of_slotted_aloha():
+def test_oracle_18_age_of_information_of_slotted_aloha(oracle):
     """Generate-at-will symmetric ALOHA, N = 10, p = 0.1: time-average AoI = 1/q = 25.81
     slots, q = p (1-p)^(N-1). Estimated per client as sum X(X+1)/2 / sum X over the
     inter-delivery times X; tolerance 4 delta-method standard errors of that ratio."""
@@ -99,10 +102,10 @@ def test_oracle_18_age_of_information_of_slotted_aloha():
     se = np.std(y - aoi * x, ddof=1) / (x.mean() * math.sqrt(len(x)))
     expected = 1 / (p * (1 - p) ** (n - 1))
     assert expected == pytest.approx(25.81, abs=5e-3)
-    assert abs(aoi - expected) <= 4 * se
+    oracle("18 AoI of slotted ALOHA (slots)", expected, aoi, 4 * se)
 
 
-def test_binary_exponential_backoff_first_window():
+def test_binary_exponential_backoff_first_window(oracle):
     """A lone client with backoff waits U{0..cw_min-1} slots before its first
     transmission: mean (cw_min - 1)/2 = 3.5 slots for cw_min = 8 (NETWORK_MODELS.md 2.4),
     CLT tolerance with sd sqrt((cw^2 - 1)/12)."""
@@ -111,7 +114,8 @@ def test_binary_exponential_backoff_first_window():
                                           slot_s=0.01), 1, slots=n * cw, seed=4)
     starts = np.concatenate([[0], grants[0][:-1]])
     waits = np.asarray(grants[0]) - starts - 1  # slots idle before the granted one
-    assert abs(waits.mean() - (cw - 1) / 2) <= 4 * math.sqrt((cw ** 2 - 1) / 12 / len(waits))
+    oracle("BEB first window, mean wait (slots)", (cw - 1) / 2, waits.mean(),
+           4 * math.sqrt((cw ** 2 - 1) / 12 / len(waits)))
 
 
 # ---- the relay (Random Access Model): inclusion frequencies
@@ -130,11 +134,11 @@ def inclusion(cfg, n_clients, rounds=ROUNDS, seed=0):
     return counts / rounds
 
 
-def test_relay_bernoulli_inclusion():
+def test_relay_bernoulli_inclusion(oracle):
     probs = (0.1, 0.5, 0.9, 0.02)
     freq = inclusion(RelayMac(policy="bernoulli", probs=probs), 4)
     for f, p in zip(freq, probs):
-        assert abs(f - p) <= binomial_tol(p, ROUNDS)
+        oracle(f"relay bernoulli inclusion, p = {p:g}", p, f, binomial_tol(p, ROUNDS))
 
 
 def successive_sampling_marginals(w, k):
@@ -152,18 +156,18 @@ def successive_sampling_marginals(w, k):
 
 
 @pytest.mark.parametrize("weights", [(0.25, 0.25, 0.25, 0.25, 0.25), (0.1, 0.2, 0.3, 0.4, 0.8)])
-def test_relay_capacity_inclusion(weights):
+def test_relay_capacity_inclusion(weights, oracle):
     """K = 2 of N = 5: equal weights give K/N; unequal weights the successive-sampling
     marginals (not proportional to the weights)."""
     freq = inclusion(RelayMac(policy="capacity", probs=weights, capacity=2), 5, seed=5)
     pi = successive_sampling_marginals(weights, 2)
     if len(set(weights)) == 1:
         assert pi == pytest.approx(np.full(5, 0.4))
-    for f, p in zip(freq, pi):
-        assert abs(f - p) <= binomial_tol(p, ROUNDS)
+    for w, f, p in zip(weights, freq, pi):
+        oracle(f"relay capacity 2 of 5 inclusion, weight {w:g}", p, f, binomial_tol(p, ROUNDS))
 
 
-def test_relay_aloha_inclusion_one_and_two_slots():
+def test_relay_aloha_inclusion_one_and_two_slots(oracle):
     """One slot: pi_i = s_i = a_i prod_{j != i}(1 - a_j). Two slots with clients that stop
     once heard: pi_i = s_i + P(nobody heard in slot 1) s_i + sum_{k != i} s_k s_i^(-k),
     where s_i^(-k) is s_i computed without client k."""
@@ -178,8 +182,9 @@ def test_relay_aloha_inclusion_one_and_two_slots():
                     + sum(one[k] * s(i, (k,)) for k in range(4) if k != i) for i in range(4)])
     for slots, pi in ((1, one), (2, two)):
         freq = inclusion(RelayMac(policy="aloha", probs=tuple(a), slots=slots), 4, seed=slots)
-        for f, p in zip(freq, pi):
-            assert abs(f - p) <= binomial_tol(p, ROUNDS), (slots, f, p)
+        for i, (f, p) in enumerate(zip(freq, pi)):
+            oracle(f"relay aloha inclusion, {slots} slot(s), access {a[i]:g}", p, f,
+                   binomial_tol(p, ROUNDS))
 
 
 # ---- TDMA: deterministic times (exact)

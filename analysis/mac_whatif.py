@@ -1,19 +1,18 @@
-"""MAC what-if study on ``scenarios/mac_whatif.py``: contention, then time to accuracy.
+"""Plots of the MAC what-if study, read from its run directories (nothing is re-run).
 
-1. Timing-only sweep of the slotted-ALOHA access probability p and the number N of
-   contending phones (every phone computes for the same time, so all N start
-   contending in the same slot). Each run logs, per round, how many slots had n
-   contenders and how many successes they carried (``mac_slots`` events in
-   ``events.csv``); pooled over rounds, that is the simulated per-slot success rate with
-   n contenders, plotted against N p (1-p)^(N-1).
-2. Training runs of the scenario under three access schemes (ideal, TDMA, slotted
-   ALOHA): accuracy against simulated time.
+The runs are made by ``python scenarios/mac_whatif.py --sweep DIR``; this script reads
+every run directory in DIR and tells them apart by their ``config.json``:
 
-The runs are made through ``simfl.run`` (as ``simfl run mac_whatif --set ...`` would)
-into ``--out``; a run directory that is already complete there is reused, and every
-number and curve is read back from the run directories. Takes a few minutes::
+1. timing-only slotted-ALOHA runs (the sweep over the access probability p and the
+   number N of contending phones): each round's ``mac_slots`` event in ``events.csv``
+   says how many slots had n contenders and how many successes they carried; pooled
+   over rounds, that is the simulated per-slot success rate with n contenders, printed
+   and plotted against n p (1-p)^(n-1) with binomial error bars (2 standard errors);
+2. training runs: accuracy against simulated time, one line per access scheme.
 
-    python analysis/mac_whatif.py [--out runs/mac_whatif_study] [--png mac_whatif.png]
+Usage::
+
+    python analysis/mac_whatif.py DIR [--png FILE.png]   # default DIR/mac_whatif.png
 """
 
 from __future__ import annotations
@@ -28,26 +27,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from simfl import apply_overrides, load_scenario, run  # noqa: E402
-from simfl.core.config import parse_override  # noqa: E402
 from simfl.metrics.rundir import read_csv  # noqa: E402
 
-SWEEP_N = (10, 40)
-SWEEP_P = (0.01, 0.02, 0.05, 0.1, 0.2, 0.4)
-SCHEMES = {
-    "ideal": ["network.mac.kind=ideal"],
-    "tdma (25 ms slots)": ["network.mac.kind=tdma", "network.mac.slot_s=0.025"],
-    "slotted ALOHA (p = 0.1, 50 ms)": [],
-}
 
-
-def ensure_run(out: Path, name: str, sets: list[str]) -> Path:
-    """The run directory ``out/name`` of mac_whatif with ``sets``, made if missing."""
-    run_dir = out / name
-    if not (run_dir / "summary.json").is_file():
-        scenario = apply_overrides(load_scenario("mac_whatif"), [parse_override(s) for s in sets])
-        run(scenario, run_dir)
-    return run_dir
+def aloha(n: int, p: float) -> float:
+    """Expected successes per slot with n contenders, each transmitting with probability p."""
+    return n * p * (1 - p) ** (n - 1)
 
 
 def slot_table(run_dir: Path) -> dict[int, list[int]]:
@@ -64,82 +49,93 @@ def slot_table(run_dir: Path) -> dict[int, list[int]]:
     return table
 
 
-def aloha(n: int, p: float) -> float:
-    return n * p * (1 - p) ** (n - 1)
+def scheme_label(mac: dict) -> str:
+    if mac["kind"] == "slotted_aloha":
+        return f"slotted ALOHA (p = {mac['access_prob']:g}, {mac['slot_s'] * 1e3:g} ms)"
+    if mac["kind"] == "tdma":
+        return f"tdma ({mac['slot_s'] * 1e3:g} ms slots)"
+    return mac["kind"]
 
 
-def sweep(out: Path) -> dict[tuple[int, float], dict[int, list[int]]]:
-    tables = {}
-    for n in SWEEP_N:
-        for p in SWEEP_P:
-            run_dir = ensure_run(out, f"sweep_N{n}_p{p}", [
-                "run.timing_only=true", "run.events=true", "run.rounds=200",
-                f"task.n_clients={n}", f"server.clients_per_round={n}",
-                f"network.mac.access_prob={p}", "population.compute.sigma=0",
-                "task.partition.kind=iid", "server.deadline_s=10"])
-            tables[n, p] = slot_table(run_dir)
-    return tables
+def read_study(folder: Path) -> tuple[dict, dict]:
+    """(N, p) -> slot table of the sweep runs; scheme label -> run directory of the others."""
+    sweep, training = {}, {}
+    for run_dir in sorted(p for p in folder.iterdir() if (p / "summary.json").is_file()):
+        scenario = json.loads((run_dir / "config.json").read_text())["scenario"]
+        mac = scenario["network"]["mac"]
+        if scenario["run"]["timing_only"]:
+            if mac["kind"] == "slotted_aloha" and (run_dir / "events.csv").is_file():
+                sweep[scenario["task"]["n_clients"], mac["access_prob"]] = slot_table(run_dir)
+        else:
+            training[scheme_label(mac)] = run_dir
+    return sweep, training
+
+
+def errorbar(ax, p_or_n, table_entries, rate, colour, label, **style) -> None:
+    """Simulated successes per slot with 2 binomial standard errors of the oracle ``rate``."""
+    points = [(x, s, w, rate(x)) for x, (s, w) in zip(p_or_n, table_entries) if s]
+    ax.errorbar([x for x, *_ in points], [w / s for _, s, w, _ in points],
+                yerr=[2 * math.sqrt(r * (1 - r) / s) for _, s, _, r in points],
+                fmt="o", color=colour, label=label, **style)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=Path("runs/mac_whatif_study"))
+    parser.add_argument("folder", type=Path, help="the DIR given to scenarios/mac_whatif.py --sweep")
     parser.add_argument("--png", type=Path, default=None)
     args = parser.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
-    png = args.png or args.out / "mac_whatif.png"
+    png = args.png or args.folder / "mac_whatif.png"
+    sweep, training = read_study(args.folder)
+    if not sweep and not training:
+        raise SystemExit(f"no run directories in {args.folder}: run "
+                         f"python scenarios/mac_whatif.py --sweep {args.folder} first")
 
-    tables = sweep(args.out)
     print(f"{'N':>3} {'p':>5} {'slots':>6} {'simulated':>9} {'N p (1-p)^(N-1)':>15} {'z':>6}")
-    for (n, p), table in tables.items():
+    for (n, p), table in sorted(sweep.items()):
         slots, wins = table.get(n, [0, 0])
         expected = aloha(n, p)
         se = math.sqrt(expected * (1 - expected) / slots) if slots else math.nan
         z = (wins / slots - expected) / se if slots and se > 0 else math.nan
         print(f"{n:>3} {p:>5} {slots:>6} {wins / max(slots, 1):>9.4f} {expected:>15.4f} {z:>6.2f}")
 
-    runs = {label: ensure_run(args.out, f"train_{i}", sets)
-            for i, (label, sets) in enumerate(SCHEMES.items())}
-
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
     ax = axes[0]
-    grid = [SWEEP_P[0] * (SWEEP_P[-1] / SWEEP_P[0]) ** (i / 99) for i in range(100)]
-    for n, colour in zip(SWEEP_N, ("C0", "C1")):
+    ns = sorted({n for n, _ in sweep})
+    for n, colour in zip(ns, ("C0", "C1", "C4", "C5")):
+        ps = sorted(p for m, p in sweep if m == n)
+        grid = [ps[0] * (ps[-1] / ps[0]) ** (i / 99) for i in range(100)]
         ax.plot(grid, [aloha(n, p) for p in grid], color=colour, label=f"N p (1-p)^(N-1), N = {n}")
-        points = [(p, tables[n, p].get(n, [0, 0])) for p in SWEEP_P]
-        ax.errorbar([p for p, (s, _) in points if s], [w / s for _, (s, w) in points if s],
-                    yerr=[2 * math.sqrt(aloha(n, p) * (1 - aloha(n, p)) / s)
-                          for p, (s, _) in points if s],
-                    fmt="o", color=colour, label=f"simulated, {n} contending")
+        errorbar(ax, ps, [sweep[n, p].get(n, [0, 0]) for p in ps], lambda p: aloha(n, p),
+                 colour, f"simulated, {n} contending")
     ax.set(xscale="log", xlabel="access probability p", ylabel="successes per slot",
            title="(a) all N phones contending")
     ax.legend(fontsize=8)
 
     ax = axes[1]
-    n_max = max(SWEEP_N)
+    n_max = max(ns, default=0)
     for p, colour in zip((0.05, 0.1), ("C2", "C3")):
-        table = tables[n_max, p]
-        ns = sorted(n for n, (s, _) in table.items() if s >= 100)
+        if (n_max, p) not in sweep:
+            continue
+        table = sweep[n_max, p]
+        counts = sorted(n for n, (s, _) in table.items() if s >= 100)
         ax.plot(range(1, n_max + 1), [aloha(n, p) for n in range(1, n_max + 1)], color=colour,
                 label=f"n p (1-p)^(n-1), p = {p}")
-        ax.errorbar(ns, [table[n][1] / table[n][0] for n in ns],
-                    yerr=[2 * math.sqrt(aloha(n, p) * (1 - aloha(n, p)) / table[n][0]) for n in ns],
-                    fmt="o", ms=3, color=colour,
-                    label=f"simulated (slots with n contenders), p = {p}")
+        errorbar(ax, counts, [table[n] for n in counts], lambda n: aloha(n, p), colour,
+                 f"simulated (slots with n contenders), p = {p}", ms=3)
     ax.set(xlabel="contending phones n", ylabel="successes per slot",
            title=f"(b) as phones leave once through (N = {n_max})")
     ax.legend(fontsize=8)
 
     ax = axes[2]
     target = None
-    for label, run_dir in runs.items():
+    for label, run_dir in training.items():
         evals = read_csv(run_dir / "evals.csv")
         summary = json.loads((run_dir / "summary.json").read_text())
         rounds = read_csv(run_dir / "rounds.csv")
         collided = sum(int(r["n_collided"]) for r in rounds) / len(rounds)
         tta = summary["time_to_target_s"]
-        config = json.loads((run_dir / "config.json").read_text())
-        target = config["scenario"]["run"]["target_accuracy"]
+        target = json.loads((run_dir / "config.json").read_text())["scenario"]["run"][
+            "target_accuracy"]
         ax.plot([float(e["t_s"]) for e in evals], [float(e["accuracy"]) for e in evals],
                 label=f"{label}: {collided:.1f} collided/round, "
                       f"target at {'%.0f s' % tta if tta is not None else 'never'}")

@@ -17,7 +17,6 @@ plug-in brings them back above 20 %. Compare with infinite batteries::
 The run covers 36 simulated hours (a day and a half) by ``run.horizon_s``.
 """
 
-from simfl.core.config import Battery, Charging, Energy
 import simfl
 
 
@@ -29,11 +28,11 @@ def scenario() -> simfl.Scenario:
                         n_clients=100, batch_size=8, local_epochs=1, lr=0.02),
         population=simfl.Population(
             compute=simfl.Compute(median_samples_per_s=0.025, sigma=0.3),
-            battery=Battery(capacity_j=36_000.0, initial_soc=1.0, initial_soc_min=0.3,
-                            restart_soc=0.2,
-                            charging=Charging(power_w=10.0, start_hour=22.0, end_hour=6.0,
-                                              cv_soc=0.8)),
-            energy=Energy(idle_w=1.0, compute_w=5.0, tx_w=4.0, rx_w=1.0)),
+            battery=simfl.Battery(capacity_j=36_000.0, initial_soc=1.0, initial_soc_min=0.3,
+                                  restart_soc=0.2,
+                                  charging=simfl.Charging(power_w=10.0, start_hour=22.0,
+                                                          end_hour=6.0, cv_soc=0.8)),
+            energy=simfl.Energy(idle_w=1.0, compute_w=5.0, tx_w=4.0, rx_w=1.0)),
         network=simfl.Network(
             uplink=simfl.ErasureChannel(p=0.1, rate=simfl.FixedRate(rate_bps=1e5)),
             downlink=simfl.IdealChannel(rate=simfl.FixedRate(rate_bps=1e6)),

@@ -19,7 +19,6 @@ third of the test accuracy. Compare the risk-neutral objective (alpha = 1, FedAv
 """
 
 import simfl
-from simfl.core.config import RelayMac
 
 
 def scenario() -> simfl.Scenario:
@@ -32,7 +31,8 @@ def scenario() -> simfl.Scenario:
                         n_clients=3, batch_size=100, local_epochs=1, lr=0.02),
         population=simfl.Population(compute=simfl.Compute(median_samples_per_s=1000.0, sigma=0.0)),
         network=simfl.Network(uplink=simfl.IdealChannel(), downlink=simfl.IdealChannel(),
-                              mac=RelayMac(policy="capacity", probs=(0.5, 0.4, 0.1), capacity=1)),
+                              mac=simfl.RelayMac(policy="capacity", probs=(0.5, 0.4, 0.1),
+                                                 capacity=1)),
         server=simfl.Server(algorithm=simfl.CVaR(alpha=0.1, lam=0.1, lr_t=0.02),
                             sampler=simfl.AllAvailable(), clients_per_round=3, deadline_s=60.0),
         run=simfl.Run(rounds=400, eval_every_rounds=5),

@@ -14,7 +14,6 @@ client's latest update, so the absent half still counts and the curve stays smoo
 """
 
 import simfl
-from simfl.core.config import Diurnal
 
 
 def scenario() -> simfl.Scenario:
@@ -26,7 +25,7 @@ def scenario() -> simfl.Scenario:
                         lr=0.05),
         population=simfl.Population(
             compute=simfl.Compute(median_samples_per_s=100.0, sigma=0.0),
-            availability=Diurnal(strategy="number", period_rounds=10, alpha=0.5)),
+            availability=simfl.Diurnal(strategy="number", period_rounds=10, alpha=0.5)),
         network=simfl.Network(uplink=simfl.IdealChannel(), downlink=simfl.IdealChannel()),
         server=simfl.Server(algorithm=simfl.FedAvg(), sampler=simfl.Uniform(),
                             clients_per_round=5, deadline_s=60.0),

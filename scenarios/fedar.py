@@ -22,7 +22,6 @@ smallest label is 0 are online one round in ten. Every online client trains
 """
 
 import simfl
-from simfl.core.config import MifaAdversarial
 
 
 def scenario() -> simfl.Scenario:
@@ -34,7 +33,7 @@ def scenario() -> simfl.Scenario:
                         lr=0.1, weight_decay=1e-3),
         population=simfl.Population(
             compute=simfl.Compute(median_samples_per_s=100.0, sigma=0.0),
-            availability=MifaAdversarial(p_min=0.1)),
+            availability=simfl.MifaAdversarial(p_min=0.1)),
         network=simfl.Network(uplink=simfl.IdealChannel(), downlink=simfl.IdealChannel()),
         server=simfl.Server(algorithm=simfl.FedAR(rho=0.5), sampler=simfl.AllAvailable(),
                             clients_per_round=100, deadline_s=60.0),

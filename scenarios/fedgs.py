@@ -19,7 +19,6 @@ Not reproduced: FedGS's lr decay 0.998 per round (constant lr here) and its Guro
 """
 
 import simfl
-from simfl.core.config import FedGS, SinLogNormal
 
 
 def scenario() -> simfl.Scenario:
@@ -31,11 +30,12 @@ def scenario() -> simfl.Scenario:
                         lr=0.1, test_fraction=0.1),
         population=simfl.Population(
             compute=simfl.Compute(median_samples_per_s=200.0, sigma=0.5),
-            availability=SinLogNormal(redraw_until_nonempty=True)),
+            availability=simfl.SinLogNormal(redraw_until_nonempty=True)),
         network=simfl.Network(
             uplink=simfl.IdealChannel(rate=simfl.FixedRate(rate_bps=1e6)),
             downlink=simfl.IdealChannel(rate=simfl.FixedRate(rate_bps=10e6))),
-        server=simfl.Server(algorithm=simfl.FedAvg(), sampler=FedGS(alpha=0.1, feature="logit"),
+        server=simfl.Server(algorithm=simfl.FedAvg(),
+                            sampler=simfl.FedGS(alpha=0.1, feature="logit"),
                             clients_per_round=6, deadline_s=30.0),
         run=simfl.Run(rounds=150, eval_every_rounds=5),
     )

@@ -14,13 +14,32 @@ contention. Compare the access schemes with
     simfl run mac_whatif --set network.mac.kind=tdma --set network.mac.slot_s=0.025
     simfl run mac_whatif --set network.mac.access_prob=0.05
 
-``analysis/mac_whatif.py`` sweeps the access probability and the number of
-contending phones in timing-only mode, checks the simulated per-slot successes against
-N p (1-p)^(N-1), and plots time to accuracy for ideal access, TDMA and slotted ALOHA.
+The whole study (a few minutes) is this script's ``main()``: a timing-only sweep of the
+access probability p and the number N of contending phones (equal compute speeds, so
+all N start contending in the same slot; ``events.csv`` logs per round how many slots
+had n contenders and how many successes they carried), then the three training runs
+above; each run directory is written under OUT (a complete one is kept, not re-run).
+``analysis/mac_whatif.py`` reads them back and plots the per-slot successes against
+N p (1-p)^(N-1) and accuracy against simulated time::
+
+    python scenarios/mac_whatif.py --sweep runs/mac_whatif_study
+    python analysis/mac_whatif.py runs/mac_whatif_study
 """
 
+import argparse
+from pathlib import Path
+
 import simfl
-from simfl.core.config import SlottedAlohaMac
+
+#: contending phones N and access probabilities p of the timing-only sweep
+SWEEP_N = (10, 40)
+SWEEP_P = (0.01, 0.02, 0.05, 0.1, 0.2, 0.4)
+#: the training runs: ideal access, TDMA with 25 ms slots, this file's slotted ALOHA
+SCHEMES = {
+    "train_ideal": ["network.mac.kind=ideal"],
+    "train_tdma": ["network.mac.kind=tdma", "network.mac.slot_s=0.025"],
+    "train_aloha": [],
+}
 
 
 def scenario() -> simfl.Scenario:
@@ -34,8 +53,36 @@ def scenario() -> simfl.Scenario:
         network=simfl.Network(
             uplink=simfl.IdealChannel(rate=simfl.FixedRate(rate_bps=1e6)),
             downlink=simfl.IdealChannel(rate=simfl.FixedRate(rate_bps=10e6)),
-            mac=SlottedAlohaMac(access_prob=0.1, slot_s=0.05)),
+            mac=simfl.SlottedAlohaMac(access_prob=0.1, slot_s=0.05)),
         server=simfl.Server(algorithm=simfl.FedAvg(), sampler=simfl.AllAvailable(),
                             clients_per_round=20, deadline_s=3.0),
         run=simfl.Run(rounds=40, eval_every_rounds=1, target_accuracy=0.85),
     )
+
+
+def study_runs() -> dict[str, list[str]]:
+    """Run directory name -> the ``--set`` overrides of that run of the study."""
+    runs = {f"sweep_N{n}_p{p}": [
+        "run.timing_only=true", "run.events=true", "run.rounds=200", f"task.n_clients={n}",
+        f"server.clients_per_round={n}", f"network.mac.access_prob={p}",
+        "population.compute.sigma=0", "server.deadline_s=10"]
+        for n in SWEEP_N for p in SWEEP_P}
+    return {**runs, **SCHEMES}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Run the MAC what-if study's simulations.")
+    parser.add_argument("--sweep", type=Path, required=True, metavar="OUT",
+                        help="folder that receives one run directory per run of the study")
+    args = parser.parse_args(argv)
+    for name, sets in study_runs().items():
+        run_dir = args.sweep / name
+        if (run_dir / "summary.json").is_file():
+            continue
+        run = simfl.apply_overrides(scenario(), [simfl.parse_override(s) for s in sets])
+        print(run_dir, flush=True)
+        simfl.run(run, run_dir)
+
+
+if __name__ == "__main__":
+    main()

@@ -21,7 +21,6 @@ accuracy at each session's end; ``simfl plot DIR... --x round`` shows both.
 """
 
 import simfl
-from simfl.core.config import Sessions, Similarity
 
 
 def scenario() -> simfl.Scenario:
@@ -33,8 +32,9 @@ def scenario() -> simfl.Scenario:
                         lr=0.05),
         population=simfl.Population(
             compute=simfl.Compute(median_samples_per_s=40.0, sigma=0.3),
-            sessions=Sessions(groups=2, rounds_per_session=15, pilot_sessions=1,
-                              label_overlap=2, init=Similarity(gradient_rounds=1, scale=10.0))),
+            sessions=simfl.Sessions(groups=2, rounds_per_session=15, pilot_sessions=1,
+                                    label_overlap=2,
+                                    init=simfl.Similarity(gradient_rounds=1, scale=10.0))),
         network=simfl.Network(uplink=simfl.IdealChannel(rate=simfl.FixedRate(rate_bps=1e6)),
                               downlink=simfl.IdealChannel(rate=simfl.FixedRate(rate_bps=10e6))),
         server=simfl.Server(algorithm=simfl.FedAvg(), sampler=simfl.AllAvailable(),

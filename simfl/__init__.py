@@ -1,17 +1,32 @@
 """simfl: a discrete-event simulator of federated learning over unreliable networks.
 
-A scenario script builds a :class:`Scenario`; ``simfl run`` (or :func:`run`) simulates
-it and writes a run directory.
+A scenario script builds a :class:`Scenario` from the config classes exported here;
+``simfl run`` (or :func:`run`) simulates it and writes a run directory. Every config
+class a scenario needs is importable from ``simfl`` itself; the extension points'
+base classes (``Aggregator``, ``Sampler``, ``Channel``, ...) are exported for type hints.
 """
 
-from simfl.core.config import (AllAvailable, Always, Bernoulli, Blobs, Compute, Digits, Dirichlet,
-                               Distance, ErasureChannel, FedAR, FedAvg, FedAvgIS, FedAvgS,
-                               FedLaAvg, FedVARP, FixedRate, GilbertElliottChannel, IdealChannel,
-                               IdealMac, Iid, Logreg, Mifa, Mlp, Native, Network, Population,
-                               RayleighChannel, Run, Scaffold, Scenario, Server, ShannonRate, Shards,
-                               Synthetic, Task, Uniform, apply_overrides, load_scenario)
-from simfl.core.config import CVaR, FedProx, Quadratic
-from simfl.core.config import Mnist5k
+from simfl.core.config import (
+    # the tree's sections
+    Scenario, Task, Population, Compute, Energy, Battery, Charging, Sessions, Network,
+    Distance, Server, Run,
+    # extension points (base classes)
+    Aggregator, Availability, Channel, Dataset, Mac, Model, Partition, Rate, Sampler,
+    SessionInit,
+    # task: datasets, partitions, models
+    Blobs, Digits, Mnist5k, Quadratic, Synthetic, Dirichlet, Iid, Native, Shards, Logreg, Mlp,
+    # population: availability models and session initialisers
+    Always, Bernoulli, Diurnal, Ideal, LessDataFirst, LogNormal, Markov, MifaAdversarial,
+    MoreDataFirst, SinLogNormal, Trace, YCycle, YMaxFirst,
+    Average, Continuous, Previous, Similarity,
+    # network: channels, rates, MACs
+    ErasureChannel, GilbertElliottChannel, IdealChannel, RayleighChannel, FixedRate,
+    ShannonRate, IdealMac, RelayMac, SlottedAlohaMac, TdmaMac,
+    # server: aggregators and samplers
+    CVaR, FedAR, FedAvg, FedAvgIS, FedAvgS, FedLaAvg, FedProx, FedVARP, Mifa, Scaffold,
+    AllAvailable, FedGS, LongestAbsent, Md, PowerOfChoice, Uniform, WaitGroup,
+    # loading and overriding scenarios
+    apply_overrides, load_scenario, parse_override)
 from simfl.core.errors import ConfigError, SimflError
 
 __version__ = "0.1.0"
@@ -25,12 +40,20 @@ def run(scenario: Scenario, out_dir=None, progress=None):
 
 
 __all__ = [
-    "AllAvailable", "Always", "Bernoulli", "Blobs", "Compute", "ConfigError", "Digits",
-    "Dirichlet", "Distance", "ErasureChannel", "FedAR", "FedAvg", "FedAvgIS", "FedAvgS",
-    "FedLaAvg", "FedVARP", "FixedRate", "GilbertElliottChannel", "IdealChannel", "IdealMac", "Iid",
-    "Logreg", "Mifa", "Mlp", "Native", "Network", "Population", "RayleighChannel", "Run",
-    "Scaffold", "Scenario", "Server", "ShannonRate", "Shards", "SimflError", "Synthetic", "Task",
-    "Uniform", "apply_overrides", "load_scenario", "run",
-    "CVaR", "FedProx", "Quadratic",
-    "Mnist5k",
+    "Scenario", "Task", "Population", "Compute", "Energy", "Battery", "Charging", "Sessions",
+    "Network", "Distance", "Server", "Run",
+    "Aggregator", "Availability", "Channel", "Dataset", "Mac", "Model", "Partition", "Rate",
+    "Sampler", "SessionInit",
+    "Blobs", "Digits", "Mnist5k", "Quadratic", "Synthetic", "Dirichlet", "Iid", "Native",
+    "Shards", "Logreg", "Mlp",
+    "Always", "Bernoulli", "Diurnal", "Ideal", "LessDataFirst", "LogNormal", "Markov",
+    "MifaAdversarial", "MoreDataFirst", "SinLogNormal", "Trace", "YCycle", "YMaxFirst",
+    "Average", "Continuous", "Previous", "Similarity",
+    "ErasureChannel", "GilbertElliottChannel", "IdealChannel", "RayleighChannel", "FixedRate",
+    "ShannonRate", "IdealMac", "RelayMac", "SlottedAlohaMac", "TdmaMac",
+    "CVaR", "FedAR", "FedAvg", "FedAvgIS", "FedAvgS", "FedLaAvg", "FedProx", "FedVARP", "Mifa",
+    "Scaffold", "AllAvailable", "FedGS", "LongestAbsent", "Md", "PowerOfChoice", "Uniform",
+    "WaitGroup",
+    "apply_overrides", "load_scenario", "parse_override",
+    "ConfigError", "SimflError", "run",
 ]

@@ -12,13 +12,15 @@ import sys
 import traceback
 from pathlib import Path
 
+# Importing the scenario tree defines every config class, which registers each kind in
+# its extension point's registry: ``simfl list`` reads REGISTRIES after this import.
 from simfl.core.config import Scenario, apply_overrides, load_scenario, parse_override
 from simfl.core.errors import SimflError
 from simfl.core.registry import REGISTRIES
 
-#: ``simfl list`` topics, in display order
-LIST_TOPICS = ("aggregators", "samplers", "availability", "channels", "macs", "datasets",
-               "partitions", "models", "rates")
+#: ``simfl list`` topics (one per extension point), in display order
+LIST_TOPICS = ("aggregators", "samplers", "availability", "channels", "rates", "macs",
+               "datasets", "partitions", "models", "initialisers")
 
 
 def _scenario_from_args(args: argparse.Namespace) -> Scenario:
@@ -79,8 +81,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    import simfl.core.config  # noqa: F401  (registers every kind)
-
     topics = [args.topic] if args.topic else list(LIST_TOPICS)
     for topic in topics:
         print(f"{topic}:")

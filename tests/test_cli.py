@@ -60,6 +60,22 @@ def test_list_shows_names_and_descriptions(capsys):
         assert word in out
 
 
+def test_list_covers_every_extension_point_with_a_description(capsys):
+    from simfl.cli import LIST_TOPICS
+    from simfl.core.registry import REGISTRIES
+
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert set(LIST_TOPICS) == set(REGISTRIES)
+    for topic in ("aggregators", "samplers", "availability", "channels", "macs", "datasets",
+                  "models", "partitions", "rates", "initialisers"):
+        assert f"{topic}:" in out
+        for entry in REGISTRIES[topic]:
+            assert entry.summary, (topic, entry.name)
+            assert f"  {entry.name} " in out
+    assert "similarity" in out and "Chang et al." in out
+
+
 def test_quick_commands_do_not_import_torch():
     code = ("import sys; from simfl.cli import main; main(['list']); "
             "main(['validate', 'quickstart']); assert 'torch' not in sys.modules, 'torch imported'")

@@ -88,3 +88,26 @@ def test_json_values_and_plain_strings():
 def test_public_api_builds_a_scenario():
     s = simfl.Scenario(server=simfl.Server(deadline_s=5), run=simfl.Run(rounds=3))
     assert s.server.deadline_s == 5.0
+
+
+def test_public_api_exports_every_registered_config_class_and_section():
+    from simfl.core.registry import REGISTRIES
+
+    for point, reg in REGISTRIES.items():
+        for entry in reg:
+            assert getattr(simfl, entry.obj.__name__, None) is entry.obj, (point, entry.name)
+    for section in ("Task", "Population", "Compute", "Energy", "Battery", "Charging",
+                    "Sessions", "Network", "Distance", "Server", "Run"):
+        assert section in simfl.__all__
+    assert all(hasattr(simfl, name) for name in simfl.__all__)
+
+
+def test_scenario_scripts_import_only_the_public_api():
+    from pathlib import Path
+
+    scripts = sorted((Path(__file__).resolve().parents[1] / "scenarios").glob("*.py"))
+    assert scripts
+    for script in scripts:
+        imports = [line for line in script.read_text().splitlines()
+                   if line.startswith(("import simfl", "from simfl"))]
+        assert imports == ["import simfl"], (script.name, imports)

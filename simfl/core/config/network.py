@@ -48,6 +48,8 @@ class ShannonRate(Rate):
     """
 
     kind = "shannon"
+    paper = ("Shannon, A Mathematical Theory of Communication, Bell System Technical "
+             "Journal 27, 1948")
     bandwidth_hz: float = 1e6
     efficiency: float = 1.0
     snr_db: float = 10.0
@@ -115,6 +117,8 @@ class ErasureChannel(Channel):
     """Each transfer attempt is lost independently with probability ``p``."""
 
     kind = "erasure"
+    paper = ("Elias, Coding for Two Noisy Channels, Third London Symposium on Information "
+             "Theory, 1955 (erasure channel)")
     p: float = 0.1
 
     def validate(self) -> None:
@@ -179,6 +183,8 @@ class RayleighChannel(Channel):
     """
 
     kind = "rayleigh"
+    paper = ("Tse and Viswanath, Fundamentals of Wireless Communication, Cambridge "
+             "University Press 2005, ch. 5 (outage)")
     fading = True
     mean_snr_db: float = 10.0
     threshold_db: float | None = 0.0

@@ -9,6 +9,9 @@ from typing import ClassVar
 
 from simfl.core.config.node import Choice, Node, non_negative, positive, require
 
+_FEDAVG_PAPER = ("McMahan et al., Communication-Efficient Learning of Deep Networks from "
+                 "Decentralized Data, AISTATS 2017")
+
 
 @dataclass(frozen=True)
 class Dataset(Choice, point="datasets"):
@@ -29,6 +32,8 @@ class Digits(Dataset):
     """scikit-learn's bundled 8x8 handwritten digits (1,797 images, 10 classes)."""
 
     kind = "digits"
+    paper = ("Alpaydin and Kaynak, Optical Recognition of Handwritten Digits, UCI Machine "
+             "Learning Repository, 1998")
 
     def shape(self) -> tuple[int, int]:
         return 64, 10
@@ -61,6 +66,7 @@ class Blobs(Dataset):
     """Isotropic Gaussian blobs, one class per centre (scikit-learn make_blobs)."""
 
     kind = "blobs"
+    paper = "Pedregosa et al., Scikit-learn: Machine Learning in Python, JMLR 2011 (make_blobs)"
     n_samples: int = 3000
     n_features: int = 2
     centers: int = 3
@@ -115,6 +121,8 @@ class Quadratic(Dataset):
     """
 
     kind = "quadratic"
+    paper = ("Yan et al., Distributed Non-Convex Optimization with Sublinear Speedup "
+             "under Intermittent Client Availability (FedLaAvg), INFORMS J. Computing, Example 1")
     loss = "squared"
     targets: tuple[float, ...] = (0.0, 1.0)
     dim: int = 1
@@ -141,6 +149,7 @@ class Iid(Partition):
     """Shuffle and split the training set into equal parts."""
 
     kind = "iid"
+    paper = f"{_FEDAVG_PAPER} (IID split)"
 
 
 @dataclass(frozen=True)
@@ -148,6 +157,8 @@ class Dirichlet(Partition):
     """Per-class client proportions drawn from Dirichlet(alpha): small alpha, skewed labels."""
 
     kind = "dirichlet"
+    paper = ("Hsu, Qi, Brown, Measuring the Effects of Non-Identical Data Distribution "
+             "for Federated Visual Classification, arXiv 1909.06335, 2019")
     alpha: float = 0.5
     min_samples: int = 2
 
@@ -161,6 +172,7 @@ class Shards(Partition):
     """Sort by label, cut into equal shards and give each client ``per_client`` of them."""
 
     kind = "shards"
+    paper = f"{_FEDAVG_PAPER} (pathological non-IID shards)"
     per_client: int = 2
 
     def validate(self) -> None:
@@ -172,6 +184,8 @@ class Native(Partition):
     """Keep the grouping the data set comes with (e.g. synthetic's per-client draws)."""
 
     kind = "native"
+    paper = ("Caldas et al., LEAF: A Benchmark for Federated Settings, arXiv 1812.01097, "
+             "2018 (natural per-user partitions)")
 
 
 @dataclass(frozen=True)
@@ -187,6 +201,8 @@ class Logreg(Model):
     """Multinomial logistic regression (one linear layer, softmax cross-entropy)."""
 
     kind = "logreg"
+    paper = ("Gu et al., Fast Federated Learning in the Presence of Arbitrary Device "
+             "Unavailability (MIFA), NeurIPS 2021 (logistic regression on MNIST)")
 
     def n_params(self, n_features: int, n_classes: int) -> int:
         return n_features * n_classes + n_classes
@@ -197,6 +213,7 @@ class Mlp(Model):
     """Fully connected network with ReLU hidden layers."""
 
     kind = "mlp"
+    paper = f"{_FEDAVG_PAPER} (2NN)"
     hidden: tuple[int, ...] = (100,)
 
     def validate(self) -> None:

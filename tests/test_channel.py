@@ -177,6 +177,18 @@ def test_distances_are_per_client_and_shared_by_directions():
         build_link(cfg)
 
 
+@pytest.mark.parametrize("cfg", CHANNELS + [IdealChannel(rate=SECOND),
+                                         IdealChannel(rate=ShannonRate())], ids=lambda c: c.kind)
+def test_draws_says_whether_transmit_uses_its_rng(cfg):
+    """The device creates a transfer's stream only for links that draw from it."""
+    link = build_link(cfg, RngTree(0))
+    rng = np.random.default_rng(0)
+    link.transmit(0.0, 1000, rng, client=1)
+    assert (rng.bit_generator.state != np.random.default_rng(0).bit_generator.state) == link.draws
+    if not link.draws:
+        assert link.transmit(1.0, 1000, None, client=1).ok
+
+
 def test_transmit_without_client_still_works():
     """device.py calls transmit(t, n_bytes, rng) until it passes client=."""
     link = build_link(GilbertElliottChannel(rate=SECOND))

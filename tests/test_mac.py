@@ -111,6 +111,26 @@ def test_binary_exponential_backoff_resolves_two_clients():
     assert sim.mac.tx_slots.min() >= 2  # window 1: both collide in the first slot
 
 
+@pytest.mark.parametrize("mac", [
+    SlottedAlohaMac(access_prob=0.3, slot_s=0.05, channels=3, max_attempts=6),
+    SlottedAlohaMac(backoff="binary_exponential", cw_min=4, slot_s=0.05),
+])
+def test_aloha_dense_scan_and_sparse_heap_decide_the_same(monkeypatch, mac):
+    def outcomes(dense_tx, scan_all_ratio=4):
+        monkeypatch.setattr(mac_module, "DENSE_TX", dense_tx)
+        monkeypatch.setattr(mac_module, "SCAN_ALL_RATIO", scan_all_ratio)
+        sim = with_mac(make_sim(n_clients=60, compute_s=(0.0, 0.02, 0.3, 0.7), upload_s=0.01,
+                                deadline_s=3.0, seed=6), mac)
+        rounds = [sim.run_round(r, everyone) for r in range(3)]
+        return ([(arrivals(o), reasons(o)) for o in rounds],
+                sim.mac.tx_slots.tolist(), sim.mac.collisions.tolist())
+    sparse = outcomes(10**9)
+    # from the first collision on: scanning every client, or only the contenders
+    assert outcomes(2, scan_all_ratio=10**9) == sparse
+    assert outcomes(2, scan_all_ratio=0) == sparse
+    assert len(sparse[0][0][0]) > 10 and sum(sparse[2]) > 0
+
+
 def test_aloha_stream_makes_rounds_reproducible():
     def once():
         sim = with_mac(make_sim(n_clients=8, compute_s=(0.0, 0.3), upload_s=0.2, seed=9),

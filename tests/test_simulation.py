@@ -75,10 +75,15 @@ def test_overcommit_closes_when_enough_updates_are_in():
     assert reasons(outcome) == {2: "late", 3: "late"}
 
 
-def test_empty_selection_closes_at_once():
-    sim = make_sim(n_clients=3)
-    outcome = sim.run_round(0, lambda view: np.array([], dtype=int))
-    assert outcome.t_close_s == 0.0 and outcome.selected == ()
+def test_a_round_with_nobody_working_lasts_until_its_deadline():
+    sim = make_sim(n_clients=3, deadline_s=10.0)
+    nobody = sim.run_round(0, lambda view: np.array([], dtype=int))
+    assert nobody.t_close_s == 10.0 and nobody.selected == ()
+    rngs = RngTree(0)
+    offline = make_sim(n_clients=3, deadline_s=10.0,
+                       online=BernoulliOnline(Bernoulli(p=0.0), 3, rngs))
+    blind = offline.run_round(0, lambda view: np.arange(3))  # everyone invited is offline
+    assert blind.t_close_s == 10.0 and blind.n_missing("offline") == 3
 
 
 def test_erasure_with_arq_matches_binomial():

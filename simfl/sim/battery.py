@@ -150,18 +150,19 @@ class Batteries:
             return
         self._settle(client)
         self._busy_w[client] = self._power_w(client, state, n_bits, airtime_s)
-        self._arm(client)
+        if self.cfg is not None:
+            self._arm(client)
 
     def end(self, client: int) -> None:
         """``client``'s round work is over (done, lost or interrupted): back to idle."""
         self._settle(client)
         self._busy_w.pop(client, None)
         self._proc.pop(client, None)
-        self._generation[client] = self._generation.get(client, 0) + 1
         if self.cfg is not None:
+            self._generation[client] = self._generation.get(client, 0) + 1
             self._plan(np.array([client]), self.env.now)
 
-    def charge_transmissions(self, clients: np.ndarray, airtime_s: float) -> None:
+    def charge_transmissions(self, clients: list[int], airtime_s: float) -> None:
         """Charge a contention transmission of ``airtime_s`` that just ended to each of
         ``clients`` (a MAC hook): ``airtime_s * tx_w``, or with ``tx_j_per_bit`` the bits
         that the uplink's nominal ``tx_rate_bps`` carries in that time.
@@ -172,11 +173,14 @@ class Batteries:
         e = self.energy
         watts = e.tx_w if e.tx_w is not None else e.tx_j_per_bit * self.tx_rate_bps
         if self.cfg is None:
-            at_work = [c for c in clients.tolist() if c in self._proc]
-            self.used_j[at_work] += watts * airtime_s
+            at_work = [c for c in clients if c in self._proc]
+            if len(at_work) == 1:  # the usual busy slot; scalar indexing is cheaper
+                self.used_j[at_work[0]] += watts * airtime_s
+            else:
+                self.used_j[at_work] += watts * airtime_s
             self._round_j += watts * airtime_s * len(at_work)
             return
-        for client in clients.tolist():
+        for client in clients:
             if client in self._proc:
                 self._settle(client)
                 self._spend_now(client, watts * airtime_s)
@@ -224,10 +228,12 @@ class Batteries:
         self.t_ref_s[client] = now
 
     def _arm(self, client: int) -> None:
-        """(Re-)arm ``client``'s depletion timer for its current state."""
+        """(Re-)arm ``client``'s depletion timer for its current state (none without a battery)."""
+        if self.cfg is None:
+            return
         generation = self._generation.get(client, 0) + 1
         self._generation[client] = generation
-        if self.cfg is None or self.dead[client]:
+        if self.dead[client]:
             return
         now, power_w = self.env.now, self._busy_w[client]
         delays = []

@@ -13,7 +13,7 @@ Gilbert-Elliott chain, its distance) is kept here keyed by the ``client`` argume
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -22,8 +22,9 @@ from simfl.core.config.network import (Channel, ErasureChannel, FixedRate, Gilbe
 from simfl.core.rng import RngTree
 
 
-@dataclass(frozen=True)
-class Delivery:
+class Delivery(NamedTuple):
+    """One attempt's result (a named tuple: one is made per transfer attempt)."""
+
     ok: bool
     airtime_s: float
 
@@ -35,8 +36,11 @@ def db_to_linear(db: float) -> float:
 class Link:
     """An ideal link: every attempt arrives after ``n_bytes * 8 / rate`` seconds.
 
-    ``rngs`` is needed only for per-client distances (``cfg.distance``).
+    ``rngs`` is needed only for per-client distances (``cfg.distance``). ``draws`` says
+    whether ``transmit`` uses its ``rng`` argument at all (callers may pass None if not).
     """
+
+    draws = False
 
     def __init__(self, cfg: Channel, rngs: RngTree | None = None) -> None:
         if cfg.distance is not None and rngs is None:
@@ -85,12 +89,16 @@ class Link:
 class ErasureLink(Link):
     """Each attempt is lost independently with probability ``p``."""
 
+    draws = True
+
     def _lost(self, t_s, airtime_s, snr, client, rng) -> bool:
         return bool(rng.random() < self.cfg.p)
 
 
 class GilbertElliottLink(Link):
     """Per-attempt Gilbert-Elliott chain of each client: one step per attempt."""
+
+    draws = True
 
     def __init__(self, cfg: GilbertElliottChannel, rngs: RngTree | None = None) -> None:
         super().__init__(cfg, rngs)
@@ -121,6 +129,8 @@ class ContinuousGilbertElliottLink(Link):
     this exact when an attempt is cut short (deadline) and the next one starts earlier
     than the end of its airtime.
     """
+
+    draws = True
 
     def __init__(self, cfg: GilbertElliottChannel, rngs: RngTree | None = None) -> None:
         super().__init__(cfg, rngs)
@@ -153,6 +163,8 @@ class ContinuousGilbertElliottLink(Link):
 
 class RayleighLink(Link):
     """Block Rayleigh (or Rician) fading: one power gain per attempt; outage below threshold."""
+
+    draws = True
 
     def _snr(self, client, rng) -> float:
         k = self.cfg.k_factor

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Generator
 
 import simpy
 
-from simfl.core.records import Arrival, Event, Missing
+from simfl.core.records import Arrival, Missing
 
 #: interrupt causes that are the device's own fault rather than the server's deadline
 DEVICE_FAULTS = ("battery", "offline")
@@ -35,7 +35,7 @@ def device_round(sim: "Simulation", client: int, round: int) -> Generator:
             return _missing(sim, client, round, "erased", "downlink")
         sim.battery.switch(client, "compute")
         yield env.timeout(sim.compute_s(client))
-        sim.log(Event(env.now, "computed", round, client))
+        sim.log(env.now, "computed", round, client)
         access = sim.mac.request(client)
         if access is not None:  # contending: awake (idle power); the MAC charges each try
             sim.battery.switch(client, "idle")
@@ -45,7 +45,7 @@ def device_round(sim: "Simulation", client: int, round: int) -> Generator:
             return _missing(sim, client, round, "erased", "uplink")
         if not sim.mac.forwards(client):
             return _missing(sim, client, round, "collided", "relay")
-        sim.log(Event(env.now, "arrived", round, client))
+        sim.log(env.now, "arrived", round, client)
         return Arrival(client, round, env.now, int(sim.n_samples[client]))
     except simpy.Interrupt as stop:
         reason = stop.cause if stop.cause in DEVICE_FAULTS else "late"
@@ -60,7 +60,7 @@ def _transfer(sim: "Simulation", direction: str, client: int, round: int,
               n_bytes: int | None = None, stream: str = "round") -> Generator:
     """Send ``n_bytes`` (the model by default) with ARQ; True once an attempt gets through."""
     link = sim.links[direction]
-    rng = sim.rngs.stream(f"channel/{direction}/{client}/{stream}/{round}")
+    rng = sim.rngs.stream(f"channel/{direction}/{client}/{stream}/{round}") if link.draws else None
     n_bytes = sim.model_bytes if n_bytes is None else n_bytes
     for attempt in range(sim.arq_max_attempts):
         delivery = link.transmit(sim.env.now, n_bytes, rng, client=client)
@@ -72,12 +72,12 @@ def _transfer(sim: "Simulation", direction: str, client: int, round: int,
         yield sim.env.timeout(wall_s)
         if delivery.ok:
             return True
-        sim.log(Event(sim.env.now, "attempt_lost", round, client, f"{direction} {attempt + 1}"))
+        sim.log(sim.env.now, "attempt_lost", round, client, f"{direction} {attempt + 1}")
         if attempt + 1 < sim.arq_max_attempts:
             sim.retries += 1
     return False
 
 
 def _missing(sim: "Simulation", client: int, round: int, reason: str, detail: str) -> Missing:
-    sim.log(Event(sim.env.now, reason, round, client, detail))
+    sim.log(sim.env.now, reason, round, client, detail)
     return Missing(client, reason, sim.env.now)

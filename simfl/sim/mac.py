@@ -12,8 +12,11 @@ a round. Every kind states its model in its config's docstring
 Slotted ALOHA is simulated event by event over *occupied* slots only: each contender
 carries the index of the next slot it transmits in (Bernoulli access makes the gap
 Geometric(p), memoryless and exact; backoff makes it uniform over the window), so idle
-slots cost nothing and a busy slot costs one vectorised numpy step over the clients,
-not one SimPy event per client per slot.
+slots cost nothing and a busy slot costs one vectorised numpy step over its
+transmitters, not one SimPy event per client per slot. A heap of (slot, client) entries
+finds the transmitters of the earliest busy slot without scanning the population; once
+a slot has ``DENSE_TX`` or more transmitters, a numpy scan over the round's contenders
+replaces it (cheaper when most contenders transmit often). Both give the same numbers.
 """
 
 from __future__ import annotations
@@ -33,6 +36,12 @@ from simfl.core.rng import RngTree
 NEVER = np.iinfo(np.int64).max
 #: tolerance (in slots) when mapping a time onto the slot grid
 _GRID_EPS = 1e-9
+#: transmitters in one slot from which slotted ALOHA scans its contenders (numpy)
+#: rather than keeping a heap entry per transmission (Python)
+DENSE_TX = 16
+#: under heavy contention, every client's next slot is scanned (contiguous memory) while
+#: this many times the contenders outnumber the population, else only the contenders'
+SCAN_ALL_RATIO = 4
 
 
 def per_client(value: float | tuple[float, ...], n_clients: int, field: str) -> np.ndarray:
@@ -112,7 +121,8 @@ class SlottedAloha(IdealAccess):
 
     ``tx_slots[i]`` counts client i's transmissions (each costs ``slot_s`` of airtime);
     ``on_transmit(clients, airtime_s)``, if set, is called at the end of every busy slot
-    with the clients that transmitted in it, so that energy models can charge them.
+    with the clients that transmitted in it (a sorted list of ids), so that energy
+    models can charge them.
     ``slot_stats`` maps a number of contenders n to [slots with n contenders, successes
     in them], for the current round.
     """
@@ -127,9 +137,15 @@ class SlottedAloha(IdealAccess):
         self.join_slot = np.zeros(n_clients, dtype=np.int64)
         self.collisions = np.zeros(n_clients, dtype=np.int64)
         self.tx_slots = np.zeros(n_clients, dtype=np.int64)
-        self.on_transmit: Callable[[np.ndarray, float], None] | None = None
+        self.on_transmit: Callable[[list[int], float], None] | None = None
         self.slot_stats: dict[int, list[int]] = {}
         self._waiting: dict[int, simpy.Event] = {}
+        # who transmits next: a heap of (next_slot, client) entries, stale ones included;
+        # under heavy contention instead the ids of the round's contenders (_dense) plus
+        # those that joined since the last scan (_joined)
+        self._queue: list[tuple[int, int]] = []
+        self._dense: np.ndarray | None = None
+        self._joined: list[int] = []
         self._pending: set[int] = set()
         self._changes: dict[int, int] = {}  # slot -> change of the number of contenders
         self._change_slots: list[int] = []  # heap of the keys of _changes
@@ -142,6 +158,7 @@ class SlottedAloha(IdealAccess):
     def open_round(self, round: int, started: np.ndarray) -> None:
         self._rng = self.rngs.stream(f"mac/aloha/round/{round}")
         self.slot_stats = {}
+        self._dense, self._joined = None, []  # nobody contends between rounds
 
     def close_round(self) -> dict[int, list[int]]:
         self._count_to(self._slot_at(self.env.now))
@@ -158,9 +175,9 @@ class SlottedAloha(IdealAccess):
             first = int(self._rng.integers(0, cfg.cw_min))
         else:
             first = int(self._rng.geometric(p)) - 1 if p > 0 else NEVER - start
-        self.next_slot[client] = start + first
+        self._transmit_in(client, start + first)
         event = self._waiting[client] = self.env.event()
-        self._schedule(int(self.next_slot[client]))
+        self._schedule(start + first)
         return event
 
     def leave(self, client: int) -> bool:
@@ -184,6 +201,56 @@ class SlottedAloha(IdealAccess):
             return rng.integers(0, window) + 1
         return rng.geometric(self.p[clients])  # they transmitted, so p > 0
 
+    def _transmit_in(self, client: int, slot: int) -> None:
+        """``client`` (contending) next transmits in ``slot``; NEVER if it never does."""
+        self.next_slot[client] = slot
+        if slot == NEVER:
+            return
+        if self._dense is None:
+            heapq.heappush(self._queue, (slot, client))
+        else:
+            self._joined.append(client)
+
+    def _first_busy(self) -> int:
+        """The earliest slot a contender transmits in."""
+        if self._dense is not None:  # and drop the contenders that are done
+            self._add_joined()
+            if self._scan_all():
+                return int(self.next_slot.min())
+            slots = self.next_slot[self._dense]
+            self._dense = self._dense[slots != NEVER]
+            return int(slots.min()) if slots.size else NEVER
+        queue = self._queue
+        while queue and self.next_slot[queue[0][1]] != queue[0][0]:
+            heapq.heappop(queue)  # stale: that client has left or moved on
+        return queue[0][0] if queue else NEVER
+
+    def _popped(self, slot: int) -> list[int]:
+        """Sorted ids of the clients that transmit in ``slot``, taken off the heap."""
+        queue, next_slot, tx = self._queue, self.next_slot, []
+        while queue and queue[0][0] <= slot:  # entries of earlier slots are stale
+            entry_slot, client = heapq.heappop(queue)
+            if entry_slot == slot and next_slot[client] == slot:
+                tx.append(client)
+        return sorted(set(tx)) if len(tx) > 1 else tx
+
+    def _scanned(self, slot: int) -> np.ndarray:
+        """Sorted ids of the clients that transmit in ``slot``, by a scan of the contenders."""
+        self._add_joined()
+        if self._scan_all():
+            return np.flatnonzero(self.next_slot == slot)
+        return np.sort(self._dense[self.next_slot[self._dense] == slot])
+
+    def _scan_all(self) -> bool:
+        """Whether a contiguous scan of every client beats indexing the contenders."""
+        return self._dense.size * SCAN_ALL_RATIO >= self.n_clients
+
+    def _add_joined(self) -> None:
+        """Add the clients that joined since to the dense contender set."""
+        if self._joined:
+            self._dense = np.concatenate([self._dense, np.array(self._joined, dtype=np.int64)])
+            self._joined = []
+
     def _schedule(self, slot: int) -> None:
         """Make sure the end of ``slot`` is processed if it is the earliest busy slot."""
         if slot == NEVER or slot in self._pending:
@@ -196,29 +263,67 @@ class SlottedAloha(IdealAccess):
         wake.callbacks.append(lambda _: self._end_of_slot(slot))
 
     def _end_of_slot(self, slot: int) -> None:
+        """Settle ``slot``, the earliest busy one, and wake up for the next."""
         self._pending.discard(slot)
-        tx = np.flatnonzero(self.next_slot == slot)
+        if self._dense is None:
+            tx = self._popped(slot)
+            if len(tx) < DENSE_TX:
+                if tx:
+                    self._resolve_few(slot, tx)
+                self._schedule(self._first_busy())
+                return
+            self._dense, self._queue = np.fromiter(self._waiting, dtype=np.int64), []
+        tx = self._scanned(slot)
         if tx.size:
-            self._resolve(slot, tx)
-        following = int(self.next_slot.min()) if self.n_clients else NEVER
-        self._schedule(following)
+            self._resolve_many(slot, tx)
+        self._schedule(self._first_busy())
 
-    def _resolve(self, slot: int, tx: np.ndarray) -> None:
+    def _resolve_few(self, slot: int, tx: list[int]) -> None:
+        """Settle ``slot`` with a few transmitters ``tx`` (sorted ids), in plain Python.
+
+        A lone transmitter wins; with several channels its channel is drawn all the
+        same (a scalar draw takes the same number as a vector of one), so the stream's
+        later draws are those of :meth:`_resolve_many`.
+        """
+        cfg, n_tx = self.cfg, len(tx)
+        if n_tx == 1:
+            won = [True]
+            if cfg.channels > 1:
+                self._rng.integers(0, cfg.channels)
+        elif cfg.channels == 1:
+            won = [False] * n_tx
+        else:
+            picks = self._rng.integers(0, cfg.channels, size=n_tx)
+            won = (np.bincount(picks, minlength=cfg.channels)[picks] == 1).tolist()
+        granted = [c for c, w in zip(tx, won) if w]
+        self._tally(slot, len(granted))
+        for client in tx:
+            self.tx_slots[client] += 1
+        if self.on_transmit is not None:
+            self.on_transmit(tx, cfg.slot_s)
+        retry, given_up = [], []
+        limit = NEVER if cfg.max_attempts is None else cfg.max_attempts
+        for client, w in zip(tx, won):
+            if not w:
+                self.collisions[client] += 1
+                (given_up if self.collisions[client] >= limit else retry).append(client)
+        if retry:
+            for client, gap in zip(retry, self._gaps(np.array(retry)).tolist()):
+                self._transmit_in(client, slot + gap)
+        self._grant(sorted(granted + given_up) if given_up else granted, set(granted))
+
+    def _resolve_many(self, slot: int, tx: np.ndarray) -> None:
+        """Settle ``slot`` with transmitters ``tx`` (sorted ids), vectorised (heavy contention)."""
         cfg = self.cfg
-        self._count_to(slot)
-        self._apply_changes(slot)
         if cfg.channels == 1:
-            won = np.ones(1, dtype=bool) if tx.size == 1 else np.zeros(tx.size, dtype=bool)
+            won = np.full(tx.size, tx.size == 1)
         else:
             picks = self._rng.integers(0, cfg.channels, size=tx.size)
             won = np.bincount(picks, minlength=cfg.channels)[picks] == 1
-        stats = self.slot_stats.setdefault(self._n, [0, 0])
-        stats[0] += 1
-        stats[1] += int(won.sum())
-        self._counted = slot + 1
+        self._tally(slot, int(won.sum()))
         self.tx_slots[tx] += 1
         if self.on_transmit is not None:
-            self.on_transmit(tx, cfg.slot_s)
+            self.on_transmit(tx.tolist(), cfg.slot_s)
         lost = tx[~won]
         self.collisions[lost] += 1
         give_up = np.zeros(lost.size, dtype=bool)
@@ -226,11 +331,14 @@ class SlottedAloha(IdealAccess):
             give_up = self.collisions[lost] >= cfg.max_attempts
         retry = lost[~give_up]
         self.next_slot[retry] = slot + self._gaps(retry)
-        done = np.sort(np.concatenate([tx[won], lost[give_up]]))
-        self.next_slot[done] = NEVER
-        self._n -= done.size
-        granted = set(tx[won].tolist())
-        for client in done.tolist():
+        self._grant(np.sort(np.concatenate([tx[won], lost[give_up]])).tolist(),
+                    set(tx[won].tolist()))
+
+    def _grant(self, done: list[int], granted: set[int]) -> None:
+        """End the contention of ``done`` (sorted): access for ``granted``, else given up."""
+        self._n -= len(done)
+        for client in done:
+            self.next_slot[client] = NEVER
             self._waiting.pop(client).succeed(client in granted)
 
     # ---- statistics: slots with n contenders and their successes
@@ -244,6 +352,15 @@ class SlottedAloha(IdealAccess):
     def _apply_changes(self, slot: int) -> None:
         while self._change_slots and self._change_slots[0] <= slot:
             self._n += self._changes.pop(heapq.heappop(self._change_slots))
+
+    def _tally(self, slot: int, wins: int) -> None:
+        """Account the idle slots before ``slot``, then ``slot`` with its ``wins``."""
+        self._count_to(slot)
+        self._apply_changes(slot)
+        stats = self.slot_stats.setdefault(self._n, [0, 0])
+        stats[0] += 1
+        stats[1] += wins
+        self._counted = slot + 1
 
     def _count_to(self, end: int) -> None:
         """Account the slots [_counted, end) as slots in which nobody transmitted."""

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Generator
 
 import simpy
 
-from simfl.core.records import Event
 from simfl.sim.device import _transfer
 
 if TYPE_CHECKING:
@@ -27,14 +26,14 @@ def device_query(sim: "Simulation", client: int, round: int, work_samples: float
     env = sim.env
     try:
         if not (yield from _transfer(sim, "downlink", client, round, stream=stream)):
-            sim.log(Event(env.now, f"{stream}_lost", round, client, "downlink"))
+            sim.log(env.now, f"{stream}_lost", round, client, "downlink")
             return None
         yield env.timeout(work_samples / sim.samples_per_s[client])
         if not (yield from _transfer(sim, "uplink", client, round, reply_bytes, stream)):
-            sim.log(Event(env.now, f"{stream}_lost", round, client, "uplink"))
+            sim.log(env.now, f"{stream}_lost", round, client, "uplink")
             return None
-        sim.log(Event(env.now, f"{stream}_answered", round, client))
+        sim.log(env.now, f"{stream}_answered", round, client)
         return client
     except simpy.Interrupt:
-        sim.log(Event(env.now, f"{stream}_lost", round, client, "late"))
+        sim.log(env.now, f"{stream}_lost", round, client, "late")
         return None

@@ -94,7 +94,7 @@ class Simulation:
         self.n_events = 0
         self.retries = 0
         self.battery = battery or Batteries(len(n_samples), None, Energy())
-        self.battery.bind(self.env, _Deadline, self.log)
+        self.battery.bind(self.env, _Deadline, self.log_event)
         if hasattr(self.mac, "on_transmit"):  # contention transmissions cost energy
             self.mac.on_transmit = self.battery.charge_transmissions
 
@@ -105,10 +105,15 @@ class Simulation:
     def compute_s(self, client: int) -> float:
         return float(self.work_samples[client] / self.samples_per_s[client])
 
-    def log(self, event: Event) -> None:
+    def log(self, t_s: float, kind: str, round: int, client: int = -1, detail: str = "") -> None:
+        """Count an event; keep its record only if events are kept (records cost time)."""
         self.n_events += 1
         if self.keep_events:
-            self.events.append(event)
+            self.events.append(Event(t_s, kind, round, client, detail))
+
+    def log_event(self, event: Event) -> None:
+        """:meth:`log` for a ready-made record (the batteries' callback)."""
+        self.log(event.t_s, event.kind, event.round, event.client, event.detail)
 
     def run_round(self, round: int, select: SelectFn) -> RoundOutcome:
         """Simulate one round from now until it closes; return its outcome.
@@ -117,7 +122,9 @@ class Simulation:
         sampler may first run query exchanges (:meth:`run_query`) that advance the
         clock. Invitations go out, and the deadline starts, when it returns. Ids that
         ``select`` returns more than once (sampling with replacement) are invited once,
-        their count kept in ``RoundOutcome.multiplicity``.
+        their count kept in ``RoundOutcome.multiplicity``. A round in which no device
+        works (nobody invited, or every invitee offline or flat) lasts until its
+        deadline: the server waits, and the clock moves on even when nobody is available.
         """
         t_open = self.env.now
         mask = self.online.online(round, t_open) & self.battery.alive(round, t_open)
@@ -142,7 +149,7 @@ class Simulation:
         t_start = env.now
         procs = [env.process(device_query(self, int(c), round, float(work_samples[c]),
                                           reply_bytes, stream)) for c in clients]
-        self.log(Event(t_start, f"{stream}_open", round, detail=f"{len(procs)} asked"))
+        self.log(t_start, f"{stream}_open", round, detail=f"{len(procs)} asked")
 
         def wait():
             if procs:
@@ -155,7 +162,7 @@ class Simulation:
 
         env.run(until=env.process(wait()))
         answered = np.array(sorted(p.value for p in procs if p.value is not None), dtype=np.int64)
-        self.log(Event(env.now, f"{stream}_close", round, detail=f"{len(answered)} answered"))
+        self.log(env.now, f"{stream}_close", round, detail=f"{len(answered)} answered")
         return answered
 
     def _leave_when_offline(self, clients: np.ndarray, procs: list, t_deadline: float) -> None:
@@ -177,18 +184,18 @@ class Simulation:
         t_invite = env.now
         t_deadline = t_invite + self.deadline_s
         selected, draws = np.unique(chosen, return_counts=True)
-        self.log(Event(t_invite, "round_open", round, detail=f"{len(selected)} invited"))
+        self.log(t_invite, "round_open", round, detail=f"{len(selected)} invited")
         retries_before = self.retries
 
         missing: list[Missing] = []
         procs = []
         self.mac.open_round(round, selected[mask[selected]])
         for client in selected.tolist():
-            self.log(Event(t_invite, "invited", round, client))
+            self.log(t_invite, "invited", round, client)
             if not mask[client]:
                 reason = "battery" if self.battery.is_dead(client) else "offline"
                 missing.append(Missing(client, reason, t_invite))
-                self.log(Event(t_invite, reason, round, client))
+                self.log(t_invite, reason, round, client)
             else:
                 procs.append(env.process(device_round(self, client, round)))
         self._leave_when_offline(selected[mask[selected]], procs, t_deadline)
@@ -206,9 +213,7 @@ class Simulation:
 
         for proc in procs:
             proc.callbacks.append(resolved)
-        if not procs and mask.any():  # with nobody available the server idles to the deadline
-            closed.succeed()
-        yield closed | _Deadline(env, self.deadline_s)
+        yield closed | _Deadline(env, self.deadline_s)  # no device working: wait it out
 
         busy = [p for p in procs if p.is_alive]
         for proc in busy:
@@ -218,13 +223,13 @@ class Simulation:
 
         slot_stats = self.mac.close_round()
         if slot_stats:  # "n:slots:successes" for each number n of contenders
-            self.log(Event(env.now, "mac_slots", round, detail=" ".join(
-                f"{n}:{slots}:{wins}" for n, (slots, wins) in sorted(slot_stats.items()))))
+            self.log(env.now, "mac_slots", round, detail=" ".join(
+                f"{n}:{slots}:{wins}" for n, (slots, wins) in sorted(slot_stats.items())))
         received = sorted((p.value for p in procs if isinstance(p.value, Arrival)),
                           key=lambda a: (a.t_s, a.client))
         missing.extend(p.value for p in procs if isinstance(p.value, Missing))
         missing.sort(key=lambda m: m.client)
-        self.log(Event(env.now, "round_close", round, detail=f"{len(received)} received"))
+        self.log(env.now, "round_close", round, detail=f"{len(received)} received")
         return RoundOutcome(
             round=round, t_open_s=t_open, t_deadline_s=t_deadline, t_close_s=env.now,
             n_available=int(mask.sum()), selected=tuple(selected.tolist()),

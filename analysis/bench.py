@@ -385,6 +385,10 @@ def flower_available() -> bool:
     return importlib.util.find_spec("flwr") is not None and importlib.util.find_spec("ray") is not None
 
 
+def _load() -> str:
+    return " / ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
 def _ratio(reference_ms: float | None, ms: float) -> str:
     return "-" if reference_ms is None else f"{reference_ms / ms:.2f}x"
 
@@ -443,8 +447,12 @@ def main() -> None:
     peak = matmul_peak_gflops(args.threads)
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, python {platform.python_version()}, "
           f"torch {torch.__version__}, {args.threads} torch threads per arm")
-    print(f"fp32 matmul peak (2048^3 GEMM, best of 10): {peak:.0f} GFLOP/s\n")
-    report: dict = {"matmul_peak_gflops": peak, "threads": args.threads, "reference": {}}
+    print(f"fp32 matmul peak (2048^3 GEMM, best of 10): {peak:.0f} GFLOP/s")
+    # with every core given to torch, any other busy process stalls each multi-threaded
+    # op (seen: 10x and more); the load average says whether the machine was quiet
+    print(f"load average at start (1/5/15 min): {_load()}\n")
+    report: dict = {"matmul_peak_gflops": peak, "threads": args.threads, "reference": {},
+                    "load_at_start": os.getloadavg()}
     problems = []
 
     reference = [a for a in arms if a in REFERENCE_ARMS]
@@ -504,6 +512,8 @@ def main() -> None:
                   f"5 steps at batch 10, MLP 3072-100-10: {r['updates_per_s']:,.0f} client updates/s "
                   f"({steady_median_ms(r['round_s']):.1f} ms/round)\n")
 
+    print(f"load average at end (1/5/15 min): {_load()}")
+    report["load_at_end"] = os.getloadavg()
     print("trained_updates == aggregated_updates in every simfl run:",
           "yes" if not problems else "NO\n  " + "\n  ".join(problems))
     if args.json:

@@ -123,6 +123,31 @@ def test_every_local_rule_matches_inline(rule, work, device):
                    for p, a in zip(plain, inline) for k in a.delta)
 
 
+@pytest.mark.parametrize("rule", ["sgd", "scaffold", "cvar"])
+def test_chunks_of_a_few_clients_match_inline(rule):
+    """On a CPU a submission is trained in cache-sized chunks; chunks of 3 clients here
+    (of differing plan lengths and model versions) give the inline results too."""
+    task = make_task(Dirichlet(alpha=0.1, min_samples=1), Mlp(hidden=(16,)), {"local_epochs": 2},
+                     weight_decay=1e-2)
+    rngs, data, net, versions = setup(task)
+    clients = list(range(task.n_clients))
+    payloads = rule_payloads(rule, clients, versions[3])
+    jobs = [TrainJob(c, 3 + c % 2, 5, p) for c, p in zip(clients, payloads)]
+    batched = BatchedExecutor(net, data, task, rngs, CPU)
+    per_client_bytes = sum(4 * v.numel() for v in versions[3].values())
+    batched.cpu_chunk_bytes = 3 * per_client_bytes
+    inline = InlineExecutor(net, data, task, rngs, CPU).submit(jobs, versions)
+    first, again = batched.submit(jobs, versions), batched.submit(jobs, versions)  # reused buffers
+    assert_same_updates(inline, first)
+    assert_same_updates(inline, again)
+    for a, b in zip(inline, first):
+        if rule == "cvar":
+            assert b.extra["t"] == pytest.approx(a.extra["t"], abs=ATOL)
+        if rule == "scaffold":
+            for name, value in a.extra["delta_c"].items():
+                assert torch.allclose(value, b.extra["delta_c"][name], atol=1e-4, rtol=1e-4)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_one_version_subset_of_clients(device):
     task = make_task(Dirichlet(alpha=0.1, min_samples=1), Mlp(hidden=(32, 16)), {"local_epochs": 1})

@@ -2,8 +2,11 @@
 
 Every job's parameters are stacked into ``[K, ...]`` tensors (K jobs, each from its own
 model version) and each local step runs one batched forward and backward pass with
-``torch.baddbmm`` and autograd. Nothing here calls ``torch.func``, so training never
-imports ``torch._dynamo`` (about a second once per process).
+``torch.baddbmm``, the backward written out by hand (autograd only for the loss's
+gradient at the logits). Nothing here calls ``torch.func``, so training never imports
+``torch._dynamo`` (about a second once per process). On a CPU the jobs are trained in
+chunks of a few megabytes of parameters (:attr:`BatchedExecutor.cpu_chunk_bytes`), so
+that a chunk's weights stay in the cache between the forward pass and the update.
 
 Clients hold different numbers of samples, so their minibatch plans differ in length
 and in batch sizes. The executor follows each client's plan exactly
@@ -16,9 +19,10 @@ and in batch sizes. The executor follows each client's plan exactly
   padded slot repeats one of the client's own samples and has weight 0, a real one
   weight ``1 / n_real``, so each client's loss is the mean over its real samples.
 
-The clients' losses are summed into one scalar; client k's parameters only reach
-client k's term, so its gradient equals that of its own mean loss. The step itself is
-:class:`simfl.train.local.StepRule`, the code the inline executor runs, so every local
+Client k's parameters only reach client k's loss, so the batched backward pass gives
+each client the gradient of its own mean loss. The step itself is
+:class:`simfl.train.local.StepRule`, the code the inline executor runs (fused into the
+weight-gradient matmul when it is plain ``p -= lr * g``), so every local
 rule (sgd, scaled_sgd, prox, scaffold, cvar) gives the inline results up to float
 rounding. The jobs of one submission may differ in their numbers (loss scale, mu,
 controls, t) but, for ``scaffold`` and ``cvar``, not in the rule itself (one aggregator
@@ -31,7 +35,6 @@ from typing import Sequence
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from simfl.core.records import ClientUpdate, TrainJob
 from simfl.train.executor import Executor
@@ -47,10 +50,19 @@ class BatchedExecutor(Executor):
     rounding. Works on whatever device the data and parameters live on.
     """
 
+    #: on a CPU, clients are trained in chunks whose stacked parameters take about this
+    #: many bytes, so a chunk's weights stay in the cache from forward pass to update
+    #: (one chunk of 100 clients of an MLP 784-100-10 is 32 MB and every pass over it
+    #: went to memory); a GPU trains every job of a submission in one chunk
+    cpu_chunk_bytes = 4 << 20
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._buffers: dict[str, torch.Tensor] = {}
+
     def submit(self, jobs: Sequence[TrainJob], versions: dict[int, Params]) -> list[ClientUpdate]:
         if not jobs:
             return []
-        k = len(jobs)
         plans = []
         for job in jobs:
             idx = self.client_indices[job.client]
@@ -58,6 +70,24 @@ class BatchedExecutor(Executor):
             plans.append([idx[batch] for batch in plan])  # global sample indices per step
         n_steps = np.array([len(p) for p in plans], dtype=np.int64)
         order = np.argsort(-n_steps, kind="stable")  # longest plan first
+        chunk = len(jobs)
+        if self.device.type == "cpu":
+            client_bytes = sum(v.numel() * v.element_size()
+                               for v in versions[jobs[0].base_round].values())
+            chunk = max(1, self.cpu_chunk_bytes // client_bytes)
+        updates: list[ClientUpdate | None] = [None] * len(jobs)
+        for first in range(0, len(jobs), chunk):
+            part = order[first:first + chunk]
+            for i, update in zip(part, self._submit_sorted([jobs[i] for i in part],
+                                                           [plans[i] for i in part],
+                                                           n_steps[part], versions)):
+                updates[i] = update
+        return updates  # type: ignore[return-value]
+
+    def _submit_sorted(self, jobs: list[TrainJob], plans: list[list[np.ndarray]],
+                       n_steps: np.ndarray, versions: dict[int, Params]) -> list[ClientUpdate]:
+        """Train ``jobs`` (sorted by plan length, longest first) as one stack."""
+        k = len(jobs)
         names = list(versions[jobs[0].base_round])
         rounds = {job.base_round for job in jobs}
         if len(rounds) == 1:  # one version: broadcast it instead of copying it K times
@@ -65,27 +95,31 @@ class BatchedExecutor(Executor):
             base = {name: version[name].unsqueeze(0).expand(k, *version[name].shape)
                     for name in names}
         else:
-            base = {name: torch.stack([versions[jobs[i].base_round][name] for i in order])
+            base = {name: torch.stack([versions[job.base_round][name] for job in jobs])
                     for name in names}
-        steps = self._pad_plans([plans[i] for i in order], n_steps[order])
-        rule = StepRule([jobs[i].payload for i in order], base, self.task.lr,
-                        self.task.weight_decay)
+        steps = self._pad_plans(plans, n_steps)
+        rule = StepRule([job.payload for job in jobs], base, self.task.lr, self.task.weight_decay)
         local, loss_sum = self._train(base, steps, rule)
-        extras = rule.extras(local, n_steps[order].tolist())
+        extras = rule.extras(local, n_steps.tolist())
 
-        mean_loss = (loss_sum.cpu().numpy() / np.maximum(n_steps[order], 1)).tolist()
+        mean_loss = (loss_sum.cpu().numpy() / np.maximum(n_steps, 1)).tolist()
         # Each delta gets its own storage (a view of a [K, ...] stack would keep the
         # whole stack alive for as long as any one update is kept, e.g. in a MIFA table).
         local_rows = {name: local[name].unbind(0) for name in names}
         base_rows = {name: base[name].unbind(0) for name in names}
-        updates: list[ClientUpdate | None] = [None] * k
-        for pos, i in enumerate(order):
-            job = jobs[i]
-            delta = {name: local_rows[name][pos] - base_rows[name][pos] for name in names}
-            n_samples = len(self.client_indices[job.client])
-            updates[i] = ClientUpdate(job.client, job.base_round, n_samples, delta,
-                                      mean_loss[pos], extras[pos])
-        return updates  # type: ignore[return-value]
+        return [ClientUpdate(job.client, job.base_round, len(self.client_indices[job.client]),
+                             {name: local_rows[name][pos] - base_rows[name][pos] for name in names},
+                             mean_loss[pos], extras[pos])
+                for pos, job in enumerate(jobs)]
+
+    def _scratch(self, name: str, shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
+        """A reused buffer of ``shape`` with the dtype and device of ``like`` (for the stack
+        being trained, a step's inputs): filling a fresh tensor cost about 10 times more
+        than filling a reused one (measured: 0.49 against 0.04 ms for a 3.8 MB chunk)."""
+        buf = self._buffers.get(name)
+        if buf is None or len(buf) < shape[0] or buf.shape[1:] != shape[1:]:
+            buf = self._buffers[name] = torch.empty(shape, dtype=like.dtype, device=like.device)
+        return buf[:shape[0]]
 
     def _pad_plans(self, plans: list[list[np.ndarray]], n_steps: np.ndarray):
         """Per step: (number of active clients, global indices [K_t, B_t], weights [K_t, B_t]).
@@ -117,24 +151,56 @@ class BatchedExecutor(Executor):
         return steps
 
     def _train(self, base: Params, steps, rule: StepRule) -> tuple[Params, torch.Tensor]:
-        """The local rule on the stacked parameters; returns them and each client's summed loss."""
+        """The local rule on the stacked parameters; returns them and each client's summed loss.
+
+        The backward pass is written out (autograd only differentiates the loss with
+        respect to the logits): dz is the gradient at a layer's output, the weight's
+        gradient dz^T h and the bias's the sum of dz over the batch. When a step is plain
+        ``p -= lr * g`` (:attr:`StepRule.gradient_only`) it is fused into the matmul that
+        makes g (``baddbmm_`` into the weights), so no [K, out, in] gradient is ever
+        written: at 100 clients of an MLP 784-100-10 the stack is 32 MB, past the caches,
+        and each pass over it costs about as much as the matmuls themselves.
+        """
         n_layers = len(self.net.widths) - 1
-        stacked = {name: p.detach().clone() for name, p in base.items()}
-        names = [f"layer{i}.{part}" for i in range(n_layers) for part in ("weight", "bias")]
-        k = next(iter(stacked.values())).shape[0]
-        loss_sum = torch.zeros(k, dtype=torch.float64, device=next(iter(stacked.values())).device)
-        with torch.enable_grad():
-            for k_t, index, weight in steps:
-                # leaves sharing storage with the active prefix of the stack
-                flat = [stacked[name][:k_t].detach().requires_grad_(True) for name in names]
-                h = self.x[index]  # [K_t, B_t, features]
+        stacked = {name: self._scratch(name, p.shape, p).copy_(p) for name, p in base.items()}
+        weights = [stacked[f"layer{i}.weight"] for i in range(n_layers)]
+        biases = [stacked[f"layer{i}.bias"] for i in range(n_layers)]
+        k = len(weights[0])
+        loss_sum = torch.zeros(k, dtype=torch.float64, device=weights[0].device)
+        lr = self.task.lr
+        for k_t, index, weight in steps:
+            with torch.no_grad():
+                # each layer's input, [K_t, B_t, n_in] (index_select into a reused buffer:
+                # 4x faster than x[index])
+                rows = index.reshape(-1)
+                gathered = self._scratch("x", (len(rows), self.x.shape[1]), self.x)
+                torch.index_select(self.x, 0, rows, out=gathered)
+                inputs = [gathered.view(*index.shape, -1)]
                 for i in range(n_layers):
-                    w, b = flat[2 * i], flat[2 * i + 1]
-                    h = torch.baddbmm(b.unsqueeze(1), h, w.transpose(1, 2))
+                    z = torch.baddbmm(biases[i][:k_t].unsqueeze(1), inputs[-1],
+                                      weights[i][:k_t].transpose(1, 2))
                     if i + 1 < n_layers:
-                        h = F.relu(h)
-                per_client = (self.loss(h, self.y[index]) * weight).sum(dim=1)
-                grads = torch.autograd.grad(per_client.sum(), flat)
-                loss_sum[:k_t] += per_client.detach()
-                rule.step(list(zip(names, flat, grads)), per_client.detach())  # writes through
+                        inputs.append(z.clamp_min_(0.0))
+            logits = z.requires_grad_(True)
+            with torch.enable_grad():
+                per_client = (self.loss(logits, self.y[index]) * weight).sum(dim=1)
+                (dz,) = torch.autograd.grad(per_client.sum(), logits)
+            losses = per_client.detach()
+            loss_sum[:k_t] += losses
+            coef = rule.coefficients(losses)
+            if coef is not None:
+                dz.mul_(coef.view(-1, 1, 1))
+            with torch.no_grad():
+                for i in reversed(range(n_layers)):
+                    w, b, h = weights[i][:k_t], biases[i][:k_t], inputs[i]
+                    dh = torch.bmm(dz, w) if i > 0 else None  # before w changes
+                    if rule.gradient_only:
+                        w.baddbmm_(dz.transpose(1, 2), h, alpha=-lr)
+                        b.sub_(dz.sum(dim=1), alpha=lr)
+                    else:
+                        rule.descend(f"layer{i}.weight", w, torch.bmm(dz.transpose(1, 2), h))
+                        rule.descend(f"layer{i}.bias", b, dz.sum(dim=1))
+                    if dh is not None:
+                        dz = dh.mul_(h > 0)  # ReLU: h = relu(z) > 0 exactly where z > 0
+            rule.advance(losses)
         return stacked, loss_sum

@@ -38,10 +38,10 @@ class InlineExecutor(Executor):
         updates = []
         for job in jobs:
             base = versions[job.base_round]
-            idx = torch.from_numpy(self.client_indices[job.client]).to(self.device)
-            plan = job_plan(job, len(idx), self.task, self.rngs)
-            local, loss, extra = sgd(self.net, base, self.x[idx], self.y[idx], plan,
-                                     self.task.lr, self.task.weight_decay, job.payload, self.loss)
-            delta = {k: local[k] - base[k] for k in base}
+            idx = self.client_indices[job.client]
+            plan = [idx[batch] for batch in job_plan(job, len(idx), self.task, self.rngs)]
+            local, loss, extra = sgd(self.net, base, self.x, self.y, plan, self.task.lr,
+                                     self.task.weight_decay, job.payload, self.loss)
+            delta = {k: local[k].sub_(base[k]) for k in base}  # sgd's own copy becomes the delta
             updates.append(ClientUpdate(job.client, job.base_round, len(idx), delta, loss, extra))
         return updates

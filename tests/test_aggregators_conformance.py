@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from simfl.algorithms import build_aggregator
+from simfl.core.config import FedAvgS
 from simfl.core.records import Arrival, ClientUpdate, RoundOutcome
 from simfl.core.registry import REGISTRIES
 
@@ -20,7 +21,8 @@ N_CLIENTS = 4
 LOCAL_LR = 0.1
 N_SAMPLES = np.array([5, 10, 20, 40])
 ROUNDS = [(3, 0, 1, 2), (2, 0), (), (1,), (3, 1)]
-NAMES = REGISTRIES["aggregators"].names()
+#: registered rules from their defaults, plus variants built differently (``name/variant``)
+NAMES = REGISTRIES["aggregators"].names() + ["fedavg_s/wait"]
 
 #: What an empty round does once every client has reported once (in round 0, all
 #: clients), as a multiple f of that round's mean normalised update: the model moves by
@@ -29,6 +31,7 @@ EMPTY_ROUND_FACTOR = {
     "fedavg": 0.0,        # nothing received, nothing to average
     "fedavg_is": 0.0,
     "fedavg_s": 0.0,
+    "fedavg_s/wait": 0.0,  # the group (S = N) reported in round 0 and was applied then
     "scaffold": 0.0,      # neither x nor c moves
     "mifa": 1.0,          # mean of the stored table
     "fedlaavg": 1.0,      # stale G_bar, applied every round
@@ -40,7 +43,10 @@ EMPTY_ROUND_FACTOR = {
 
 
 def build(name, dtype=torch.float64):
-    agg = build_aggregator(REGISTRIES["aggregators"].get(name)(), LOCAL_LR)
+    if name == "fedavg_s/wait":
+        agg = build_aggregator(FedAvgS(variant="wait"), LOCAL_LR, clients_per_round=N_CLIENTS)
+    else:
+        agg = build_aggregator(REGISTRIES["aggregators"].get(name)(), LOCAL_LR)
     gen = torch.Generator().manual_seed(0)
     params = {"w": torch.randn(3, 2, generator=gen, dtype=dtype),
               "b": torch.randn(2, generator=gen, dtype=dtype)}

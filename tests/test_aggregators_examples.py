@@ -12,7 +12,8 @@ import torch
 
 from simfl.algorithms import build_aggregator
 from simfl.algorithms.fedar import rectification_weights
-from simfl.core.config.server import FedAR, FedAvgIS, FedLaAvg, FedVARP, Mifa, Scaffold
+from simfl.core.config.server import (FedAR, FedAvgIS, FedAvgS, FedLaAvg, FedVARP, Mifa,
+                                      Scaffold)
 from simfl.core.errors import ConfigError
 from simfl.core.records import Arrival, ClientUpdate, RoundOutcome
 
@@ -178,6 +179,40 @@ def test_fedavg_is_checks_the_length_of_p():
     agg = build_aggregator(FedAvgIS(p=(0.5, 0.2)), 0.1)
     with pytest.raises(ConfigError, match="one per client"):
         agg.init({"w": vec(0)}, np.full(3, 10))
+
+
+# ---------------------------------------------------------------- §1.4 FedAvg with S clients
+
+@pytest.mark.parametrize("weighting, expected", [("uniform", [2.0, 2.0]), ("data", [2.0, 2.5])])
+def test_fedavg_s_wait_holds_the_model_until_the_group_is_in(weighting, expected):
+    """S = 3 of N = 4: client 1 reports in round 0, nobody in round 1, clients 0 and 2 in
+    round 2. The model is frozen until then; w_3 = w + (1/S) sum_i (y_i - w) (uniform) or
+    with weights n_i / sum n_j, n = (20, 10, 30): (10 (3,0) + 20 (0,3) + 30 (3,3)) / 60."""
+    agg = build_aggregator(FedAvgS(variant="wait", weighting=weighting), 0.1, clients_per_round=3)
+    w = {"w": vec(0.0, 0.0)}
+    state = agg.init(w, np.full(4, 10))
+    sizes = {0: 20, 1: 10, 2: 30, 3: 10}
+    rounds = [[(1, vec(3.0, 0.0))], [], [(0, vec(0.0, 3.0)), (2, vec(3.0, 3.0))]]
+    for r, ups in enumerate(rounds):
+        ups = [update(c, d, r, n_samples=sizes[c]) for c, d in ups]
+        new, state, metrics = run_round(agg, state, w, r, ups)
+        if r < 2:
+            assert new is w and metrics["n_buffered"] == 1.0
+    assert close(new["w"], expected) and metrics["n_buffered"] == 3.0
+    assert state["count"] == 0 and float(state["sum"]["w"].abs().sum()) == 0.0
+    # the next group starts from an empty buffer
+    after, _, _ = run_round(agg, state, new, 3, [update(3, vec(9.0, 9.0), 3)])
+    assert after is new
+
+
+def test_fedavg_s_wait_needs_the_wait_group_sampler():
+    from simfl.core.config import Server, Uniform, WaitGroup
+
+    with pytest.raises(ConfigError, match="sampler.kind"):
+        Server(algorithm=FedAvgS(variant="wait"), sampler=Uniform())
+    with pytest.raises(ConfigError, match="min_updates"):
+        Server(algorithm=FedAvgS(variant="wait"), sampler=WaitGroup(), min_updates=1)
+    Server(algorithm=FedAvgS(variant="wait"), sampler=WaitGroup())
 
 
 # ---------------------------------------------------------------- §1.5 FedVARP

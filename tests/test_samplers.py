@@ -17,6 +17,7 @@ from simfl.core.config import FedAvg, FedGS, LongestAbsent, Md, PowerOfChoice, p
 from simfl.core.protocols import PopulationView
 from simfl.core.records import Arrival, ClientUpdate, RoundOutcome
 from simfl.core.registry import REGISTRIES
+from simfl.core.rng import RngTree
 
 N = 6
 N_SAMPLES = np.array([10, 40, 20, 5, 30, 15])
@@ -53,8 +54,8 @@ def outcome(r, selected, received=None, multiplicity=()):
                         missing=(), multiplicity=multiplicity)
 
 
-def build(name, probe=None):
-    sampler = build_sampler(REGISTRIES["samplers"].get(name)(), probe or FakeProbe())
+def build(name, probe=None, k=3):
+    sampler = build_sampler(REGISTRIES["samplers"].get(name)(), probe or FakeProbe(), RngTree(0), k)
     return sampler, sampler.init(N_SAMPLES)
 
 
@@ -234,6 +235,66 @@ def test_fedgs_run_builds_its_graph_before_round_zero(tiny_scenario, tmp_path):
     assert result.summary["trained_updates"] == result.summary["aggregated_updates"] > 0
 
 
+# --- wait_group: FedAvg waiting for a drawn group (ALGORITHMS.md §1.4, fedavg_wait) ----
+
+def test_wait_group_invites_owed_available_members_until_all_reported():
+    sampler, state = build("wait_group")  # group 0 of 3 from all 6 clients
+    group = sampler.draw(0, N)
+    assert list(state.pending) == list(group) and len(set(group)) == 3
+    online = [group[0]] + [c for c in range(N) if c not in group]  # one member online
+    picks = sampler.select(state, view(online), 3, None)
+    assert list(picks) == [group[0]]  # only the owed member that is online
+    # it is invited but its update is lost: still owed
+    state = sampler.observe(state, outcome(0, (group[0],), received=()))
+    assert list(state.pending) == list(group) and state.group == 0
+    state = sampler.observe(state, outcome(1, tuple(group[:2]), received=tuple(group[:2])))
+    assert list(state.pending) == [group[2]]
+    assert list(sampler.select(state, view([c for c in range(N) if c != group[2]]), 3, None)) == []
+    done = sampler.observe(state, outcome(2, (group[2],)))
+    assert done.group == 1 and list(done.pending) == list(sampler.draw(1, N))
+    assert list(state.pending) == [group[2]]  # the old state is untouched
+
+
+def test_wait_group_draws_groups_uniformly_from_all_clients():
+    """Each client is in a group of k = 3 of N = 6 with probability 1/2; 4 SE over 2000 groups."""
+    sampler, _ = build("wait_group")
+    groups = 2000
+    counts = np.zeros(N)
+    for g in range(groups):
+        members = sampler.draw(g, N)
+        assert len(set(members)) == 3
+        counts[members] += 1
+    se = math.sqrt(groups * 0.25)
+    assert np.all(np.abs(counts - groups / 2) < 4 * se)
+
+
+def test_fedavg_s_wait_run_freezes_the_model_between_groups(tiny_scenario, tmp_path):
+    scenario = apply_overrides(tiny_scenario, [parse_override(o) for o in (
+        "server.algorithm.kind=fedavg_s", "server.algorithm.variant=wait",
+        "server.sampler.kind=wait_group", "server.deadline_s=100", "run.rounds=12")])
+    result = run(scenario, tmp_path / "wait")
+    summary = result.summary
+    assert summary["trained_updates"] == summary["aggregated_updates"] > 0
+    n, s = scenario.task.n_clients, scenario.server.clients_per_round
+    groups = build_sampler(scenario.server.sampler, None, RngTree(scenario.seed), s)
+    g, owed, moved = 0, set(groups.draw(0, n).tolist()), []
+    for o in result.outcomes:  # replay the groups the run must have followed
+        assert set(o.selected) <= owed
+        if not o.selected and o.n_available:
+            assert o.t_close_s - o.t_open_s == pytest.approx(100.0)  # waited for the group
+        owed -= {a.client for a in o.received}
+        moved.append(not owed)
+        if not owed:
+            g += 1
+            owed = set(groups.draw(g, n).tolist())
+    with open(result.out_dir / "evals.csv") as f:
+        acc = [float(row.split(",")[2]) for row in f.read().splitlines()[1:]]
+    assert g >= 2 and len(acc) == len(moved) + 1
+    for r, group_done in enumerate(moved):  # frozen until a group completes
+        assert group_done or acc[r + 1] == acc[r]
+    assert acc[-1] != acc[0]
+
+
 # --- the contract of every registered sampler ----------------------------------------
 
 def setup_state(name):
@@ -256,6 +317,8 @@ def test_sampler_contract(name):
     assert set(picks) <= set(available)
     if name == "md":  # documented: k draws with replacement
         assert len(picks) == 3
+    elif name == "wait_group":  # documented: the available members of its group still owed
+        assert set(picks) == set(state.pending) & set(available)
     else:
         assert len(set(picks)) == len(picks)
         expected = len(available) if name == "all_available" else 3
@@ -266,7 +329,10 @@ def test_sampler_contract(name):
     assert list(available) == list(frozen_avail)
     assert list(sampler.select(state, view([]), 3, np.random.default_rng(0))) == []
     few = sampler.select(state, view([4, 1]), 3, np.random.default_rng(0))
-    assert set(few) == {1, 4} or name == "md"
+    if name == "wait_group":
+        assert set(few) == set(state.pending) & {1, 4}
+    else:
+        assert set(few) == {1, 4} or name == "md"
 
 
 def _assert_same(a, b):

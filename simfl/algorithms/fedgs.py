@@ -24,9 +24,16 @@ search for at most ``max_swaps`` swaps (deterministic; ties by lowest ids). M = 
 |A| >= 2 (a division by zero in the code) takes the pair term as 0: the least sampled
 client. After each round v_k += 1 for every invited client.
 
-Not modelled: the paper's round 0 is a graph-building round without a model update;
-here the graph exchange happens before round 0 (charged in simulated time), so round 0
-already samples and trains.
+Round 0 of the paper (and code) builds the graph without updating the model: all N
+clients train once from w_0 and the server keeps only their features. Here that
+exchange happens before round 0, from w_0, asking all N clients whatever their
+availability (the paper assumes all are available then); it takes simulated time (the
+run's ``query_time_s``: model down, local training, answer up, at most
+``server.deadline_s``) and its trainings count as ``graph_updates``, not as trained
+updates. The sequence of models and the simulated clock are the paper's; only the
+round index differs by one: the paper's rounds 1..R are ``run.rounds = R`` here, and
+its round 0 is not a row of ``rounds.csv``. Clients whose answer is lost get no edges
+(the paper has no losses in round 0).
 """
 
 from __future__ import annotations

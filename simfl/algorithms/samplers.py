@@ -8,12 +8,16 @@ mutated) and returns sorted client ids. All but ``md`` return distinct available
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from simfl.core.config import (AllAvailable as AllAvailableConfig, LongestAbsent as
                                LongestAbsentConfig, Md as MdConfig, Uniform as UniformConfig)
+from simfl.core.config.sampler import WaitGroup as WaitGroupConfig
 from simfl.core.protocols import ClientProbe, PopulationView
 from simfl.core.records import RoundOutcome
+from simfl.core.rng import RngTree
 
 
 class _Stateless:
@@ -96,3 +100,55 @@ class LongestAbsentSampler(_Stateless):
         new = state.copy()
         new[received] = outcome.round
         return new
+
+
+@dataclass(frozen=True)
+class WaitGroupState:
+    """Which group is running (its index g), its members still owed (sorted ids), N."""
+
+    group: int
+    pending: np.ndarray
+    n_clients: int
+
+
+class WaitGroupSampler:
+    """The ``fedavg_wait`` reading of ALGORITHMS.md §1.4 (MIFA code ``fedavg.py``).
+
+    Group g is ``group_size`` clients drawn uniformly without replacement from all N,
+    from the stream ``sampler/wait_group/{g}`` (so a group does not depend on the rounds
+    before it). Each round invites the owed members that are available (possibly none);
+    a member is owed until its update is received: one that was invited but lost is
+    invited again. When the last one has reported, group g + 1 is drawn. Time mapping:
+    the code consumes one round of its budget per availability observation while it
+    waits; here every round consumes one round of ``run.rounds``, and a round in which no
+    owed member is available lasts ``server.deadline_s`` (as every round with nobody
+    working does). Members train when they are online rather than all
+    together at the end; with the model frozen meanwhile (``fedavg_s`` variant
+    ``"wait"``) they all start from the same w_t, as in the code. Assumes every client
+    comes online eventually, else the group never completes (as in the code). The group
+    size is ``server.clients_per_round``, given when the sampler is built; ``select``'s
+    ``k`` is not used.
+    """
+
+    def __init__(self, cfg: WaitGroupConfig, rngs: RngTree, group_size: int) -> None:
+        self.cfg, self.rngs, self.group_size = cfg, rngs, group_size
+
+    def draw(self, group: int, n_clients: int) -> np.ndarray:
+        rng = self.rngs.stream(f"sampler/wait_group/{group}")
+        size = min(self.group_size, n_clients)
+        return np.sort(rng.choice(n_clients, size=size, replace=False)).astype(np.int64)
+
+    def init(self, n_samples: np.ndarray) -> WaitGroupState:
+        return WaitGroupState(0, self.draw(0, len(n_samples)), len(n_samples))
+
+    def select(self, state: WaitGroupState, view: PopulationView, k: int,
+               rng: np.random.Generator) -> np.ndarray:
+        return np.intersect1d(state.pending, np.asarray(view.available, dtype=np.int64))
+
+    def observe(self, state: WaitGroupState, outcome: RoundOutcome) -> WaitGroupState:
+        received = np.array([a.client for a in outcome.received], dtype=np.int64)
+        pending = np.setdiff1d(state.pending, received)
+        if len(pending):
+            return WaitGroupState(state.group, pending, state.n_clients)
+        g = state.group + 1
+        return WaitGroupState(g, self.draw(g, state.n_clients), state.n_clients)

@@ -17,7 +17,7 @@ from simfl.core.config.scenario import Scenario, apply_overrides, load_scenario,
 from simfl.core.config.server import (Aggregator, CVaR, FedAR, FedAvg, FedAvgIS, FedAvgS,
                                       FedLaAvg, FedProx, FedVARP, Mifa, Scaffold, Server)
 from simfl.core.config.sampler import (AllAvailable, FedGS, LongestAbsent, Md, PowerOfChoice,
-                                       Sampler, Uniform)
+                                       Sampler, Uniform, WaitGroup)
 from simfl.core.config.task import (Blobs, Dataset, Digits, Dirichlet, Iid, Logreg, Mlp, Model,
                                     Native, Partition, Quadratic, Shards, Synthetic, Task)
 from simfl.core.config.task import Mnist5k
@@ -34,7 +34,7 @@ __all__ = [
     "apply_overrides", "load_scenario", "parse_override",
     "Battery", "Charging", "Energy",
     "Average", "Continuous", "Previous", "SessionInit", "Sessions", "Similarity",
-    "FedGS", "LongestAbsent", "Md", "PowerOfChoice",
+    "FedGS", "LongestAbsent", "Md", "PowerOfChoice", "WaitGroup",
     "RelayMac", "SlottedAlohaMac", "TdmaMac",
     "CVaR", "FedProx", "Quadratic",
     "Mnist5k",

@@ -116,3 +116,22 @@ class LongestAbsent(Sampler):
     kind = "longest_absent"
     paper = ("Yan et al., Distributed Non-Convex Optimization with Sublinear Speedup under "
              "Intermittent Client Availability (FedLaAvg), INFORMS J. Computing, Algorithm 1")
+
+
+@dataclass(frozen=True)
+class WaitGroup(Sampler):
+    """A group of k clients drawn uniformly from all N, re-invited until every member has reported.
+
+    The ``fedavg_wait`` reading of ALGORITHMS.md §1.4 (MIFA's FedAvg baseline): each
+    round invites the members still owed that are available; once all k have reported,
+    the next group is drawn. Pair it with ``fedavg_s`` and ``variant = "wait"``, which
+    keeps the model frozen until the whole group is in. A round in which no owed member
+    is available lasts until its deadline (the server waits for the group). The code
+    has no deadline: a member whose local work and transfers take longer than
+    ``server.deadline_s`` never reports and the group never completes, so give this
+    sampler a deadline above the slowest client's round time.
+    """
+
+    kind = "wait_group"
+    paper = ("Gu et al., Fast Federated Learning in the Presence of Arbitrary Device "
+             "Unavailability (MIFA), NeurIPS 2021: FedAvg-with-waiting baseline")

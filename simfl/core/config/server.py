@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 
 from simfl.core.config.node import (Choice, Node, non_negative, positive, probability,
                                     require)
-from simfl.core.config.sampler import Sampler, Uniform
+from simfl.core.config.sampler import Sampler, Uniform, WaitGroup
 
 
 @dataclass(frozen=True)
@@ -61,20 +61,24 @@ class FedAvgIS(Aggregator):
 
 @dataclass(frozen=True)
 class FedAvgS(FedAvg):
-    """FedAvg over at most S clients: plain (or data-weighted) average of the received models.
+    """FedAvg over S clients: the available ones, or a group drawn from all and waited for.
 
-    The ``fedavg_avail`` reading of ALGORITHMS.md §1.4: the sampler invites
-    min(S, |A_t|) available clients (``server.clients_per_round = S``) and the server
-    averages what arrives, uniformly by default (as MIFA's ``sgd.py``). It is FedAvg
-    with that default. The ``fedavg_wait`` reading (invite S of all N clients and wait,
-    round after round, until each has been online once) is a sampling and timing
-    concern that is not modelled here.
+    Both readings of ALGORITHMS.md §1.4, ``server.clients_per_round = S``:
+
+    * ``variant = "avail"`` (FedAR's "at most S" baseline): the sampler invites
+      min(S, |A_t|) available clients and the server averages what arrives, uniformly by
+      default (as MIFA's ``sgd.py``): FedAvg with that default.
+    * ``variant = "wait"`` (MIFA's ``fedavg.py``): with the ``wait_group`` sampler, S
+      clients drawn from all N report over as many rounds as it takes; the model stays
+      frozen meanwhile and w_{t+1} = (1/S) sum_i y_i once the last one is in.
     """
 
     kind = "fedavg_s"
     paper = ("Jiang et al., FedAR: Addressing Client Unavailability in Federated Learning with "
-             "Local Update Approximation and Rectification, arXiv 2407.19103, 2024: FedAvg baseline")
+             "Local Update Approximation and Rectification, arXiv 2407.19103, 2024; Gu et al., "
+             "MIFA, NeurIPS 2021: FedAvg baselines")
     weighting: Literal["data", "uniform"] = "uniform"
+    variant: Literal["avail", "wait"] = "avail"
 
 
 @dataclass(frozen=True)
@@ -93,7 +97,12 @@ class Mifa(Aggregator):
 
 @dataclass(frozen=True)
 class FedAR(Aggregator):
-    """FedAR: latest updates as surrogates, rectified by staleness weights min((tau+1)^rho, cap)."""
+    """FedAR: latest updates as surrogates, rectified by staleness weights min((tau+1)^rho, cap).
+
+    ``late_policy``: only ``"discard"`` (ALGORITHMS.md §1.1's default). The ``"store"``
+    option needs uploads that land after their round closed; the simulation ends every
+    round with its late devices interrupted, so such an upload never exists.
+    """
 
     kind = "fedar"
     paper = ("Jiang et al., FedAR: Addressing Client Unavailability in Federated Learning with "
@@ -221,3 +230,8 @@ class Server(Node):
         positive(self, "clients_per_round", "deadline_s")
         non_negative(self, "min_updates")
         require(self.overcommit >= 1.0, "overcommit", self.overcommit, "a number >= 1")
+        if isinstance(self.algorithm, FedAvgS) and self.algorithm.variant == "wait":
+            require(isinstance(self.sampler, WaitGroup), "sampler.kind", self.sampler.kind,
+                    "wait_group: fedavg_s with variant 'wait' averages the group it keeps")
+            require(self.min_updates == 0, "min_updates", self.min_updates,
+                    "0 with fedavg_s variant 'wait' (an abandoned round would lose group members)")

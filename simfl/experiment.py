@@ -372,12 +372,12 @@ class _SessionRun:
         if trainer is None:
             return
         from simfl.train.batched import BatchedExecutor
-        from simfl.train.distill import DistillExecutor
+        from simfl.train.executor import InlineExecutor
         from simfl.train.sessions import SessionEvaluator
 
         task, device = scenario.task, trainer.executor.device
         if isinstance(cfg.init, Continuous):
-            self._distill = DistillExecutor(trainer.net, data, task, rngs, device)
+            self._distill = InlineExecutor(trainer.net, data, task, rngs, device)
         if isinstance(cfg.init, Similarity):  # gradient rounds use half the local lr (§3 step 2)
             self._half_lr = BatchedExecutor(trainer.net, data, replace(task, lr=task.lr / 2),
                                             rngs, device)
@@ -410,7 +410,10 @@ class _SessionRun:
         return None if self.state is None else self.state.teacher
 
     def distill(self, jobs, versions, teacher):
-        return self._distill.submit(jobs, versions, teacher, self.cfg.init.kl_coefficient)
+        from simfl.train.distill import distillation
+
+        penalty = distillation(self.trainer.net, teacher, self.cfg.init.kl_coefficient)
+        return self._distill.submit(jobs, versions, penalty)
 
     def score(self, params) -> tuple[float, float]:
         if self.labels is None:

@@ -179,7 +179,7 @@ def test_gradient_rounds_average_by_data_size():
 
 
 def test_distillation_with_zero_weight_is_plain_sgd_and_pulls_towards_the_teacher():
-    from simfl.train.distill import distill_sgd
+    from simfl.train.distill import distillation
     from simfl.train.local import cross_entropy, sgd
     from simfl.train.models import DenseNet
 
@@ -189,7 +189,8 @@ def test_distillation_with_zero_weight_is_plain_sgd_and_pulls_towards_the_teache
     x, y = torch.randn(20, 4, generator=gen), torch.randint(0, 3, (20,), generator=gen)
     plan = [np.arange(i, i + 5) for i in range(0, 20, 5)]
     plain = sgd(net, start, x, y, plan, 0.1, 0.0)[0]
-    zero = distill_sgd(net, start, teacher, 0.0, x, y, plan, 0.1, 0.0, None, cross_entropy)[0]
+    zero = sgd(net, start, x, y, plan, 0.1, 0.0, None, cross_entropy,
+               distillation(net, teacher, 0.0))[0]
     for name in start:
         assert torch.allclose(plain[name], zero[name], atol=1e-6)
 
@@ -198,7 +199,8 @@ def test_distillation_with_zero_weight_is_plain_sgd_and_pulls_towards_the_teache
         return torch.nn.functional.kl_div(torch.log_softmax(net.forward(p, x), -1), target,
                                           reduction="batchmean").item()
 
-    strong = distill_sgd(net, start, teacher, 50.0, x, y, plan, 0.01, 0.0, None, cross_entropy)[0]
+    strong = sgd(net, start, x, y, plan, 0.01, 0.0, None, cross_entropy,
+                 distillation(net, teacher, 50.0))[0]
     assert kl(strong) < 0.5 * kl(start)
 
 

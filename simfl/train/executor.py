@@ -10,7 +10,7 @@ from simfl.core.config import Task
 from simfl.core.records import ClientUpdate, TrainJob
 from simfl.core.rng import RngTree
 from simfl.train.data import FederatedData
-from simfl.train.local import job_plan, sample_loss, sgd
+from simfl.train.local import Penalty, job_plan, sample_loss, sgd
 from simfl.train.models import DenseNet, Params
 
 
@@ -34,14 +34,16 @@ class InlineExecutor(Executor):
     """Trains the jobs one after another on one device, each with the local rule its
     payload asks for (:mod:`simfl.train.local`)."""
 
-    def submit(self, jobs: Sequence[TrainJob], versions: dict[int, Params]) -> list[ClientUpdate]:
+    def submit(self, jobs: Sequence[TrainJob], versions: dict[int, Params],
+               penalty: Penalty | None = None) -> list[ClientUpdate]:
+        """Train ``jobs``; ``penalty`` is an extra term of every job's local objective."""
         updates = []
         for job in jobs:
             base = versions[job.base_round]
             idx = self.client_indices[job.client]
             plan = [idx[batch] for batch in job_plan(job, len(idx), self.task, self.rngs)]
             local, loss, extra = sgd(self.net, base, self.x, self.y, plan, self.task.lr,
-                                     self.task.weight_decay, job.payload, self.loss)
+                                     self.task.weight_decay, job.payload, self.loss, penalty)
             delta = {k: local[k].sub_(base[k]) for k in base}  # sgd's own copy becomes the delta
             updates.append(ClientUpdate(job.client, job.base_round, len(idx), delta, loss, extra))
         return updates

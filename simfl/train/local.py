@@ -198,12 +198,19 @@ class StepRule:
         return out
 
 
+#: an extra term of the local objective: (model outputs, minibatch inputs) -> scalar
+Penalty = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
 def sgd(net: DenseNet, start: Params, x: torch.Tensor, y: torch.Tensor,
         plan: list[np.ndarray], lr: float, weight_decay: float, payload: Any = None,
-        loss: LossFn | None = None) -> tuple[Params, float, dict[str, Any]]:
+        loss: LossFn | None = None, penalty: Penalty | None = None,
+        ) -> tuple[Params, float, dict[str, Any]]:
     """The local rule ``payload`` asks for (plain SGD without one), one client, from ``start``.
 
-    Returns the local model, the mean (unscaled) minibatch loss and the update's extras.
+    ``penalty``, if given, is added to each minibatch's mean loss (e.g. distillation,
+    :mod:`simfl.train.distill`). Returns the local model, the mean (unscaled) minibatch
+    objective and the update's extras.
     """
     loss = loss or cross_entropy
     params = {k: v.detach().clone().requires_grad_(True) for k, v in start.items()}
@@ -212,7 +219,11 @@ def sgd(net: DenseNet, start: Params, x: torch.Tensor, y: torch.Tensor,
     total = 0.0
     for batch in plan:
         idx = torch.from_numpy(batch)
-        value = loss(net.forward(params, x[idx]), y[idx]).mean()
+        xb = x[idx]
+        out = net.forward(params, xb)
+        value = loss(out, y[idx]).mean()
+        if penalty is not None:
+            value = value + penalty(out, xb)
         grads = torch.autograd.grad(value, list(params.values()))
         rule.step([(k, p.unsqueeze(0), g.unsqueeze(0))
                    for (k, p), g in zip(params.items(), grads)], value.detach().view(1))

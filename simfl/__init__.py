@@ -24,6 +24,7 @@ from simfl.core.config import (
     ShannonRate, IdealMac, RelayMac, SlottedAlohaMac, TdmaMac,
     # server: aggregators and samplers
     CVaR, FedAR, FedAvg, FedAvgIS, FedAvgS, FedLaAvg, FedProx, FedVARP, Mifa, Scaffold,
+    ConstantLr, ExponentialLr, InverseRoundLr, LrSchedule,
     AllAvailable, FedGS, LongestAbsent, Md, PowerOfChoice, Uniform, WaitGroup,
     # loading and overriding scenarios
     apply_overrides, load_scenario, parse_override)
@@ -53,7 +54,7 @@ __all__ = [
     "ShannonRate", "IdealMac", "RelayMac", "SlottedAlohaMac", "TdmaMac",
     "CVaR", "FedAR", "FedAvg", "FedAvgIS", "FedAvgS", "FedLaAvg", "FedProx", "FedVARP", "Mifa",
     "Scaffold", "AllAvailable", "FedGS", "LongestAbsent", "Md", "PowerOfChoice", "Uniform",
-    "WaitGroup",
+    "WaitGroup", "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule",
     "apply_overrides", "load_scenario", "parse_override",
     "ConfigError", "SimflError", "run",
 ]

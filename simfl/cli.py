@@ -20,7 +20,7 @@ from simfl.core.registry import REGISTRIES
 
 #: ``simfl list`` topics (one per extension point), in display order
 LIST_TOPICS = ("aggregators", "samplers", "availability", "channels", "rates", "macs",
-               "datasets", "partitions", "models", "initialisers")
+               "datasets", "partitions", "models", "initialisers", "lr_schedules")
 
 
 def _scenario_from_args(args: argparse.Namespace) -> Scenario:

@@ -140,7 +140,8 @@ def run_scenario(scenario: Scenario, out_dir: Path | None = None,
     trainer = None if run.timing_only else _Trainer(scenario, data, rngs)
     probe = _Probe(sim, data, trainer, rngs)
     sampler = build_sampler(server.sampler, probe, rngs, server.clients_per_round)
-    aggregator = build_aggregator(server.algorithm, task.lr, server.clients_per_round)
+    aggregator = build_aggregator(server.algorithm, task.lr, server.clients_per_round,
+                                  server.lr_schedule)
 
     out_dir = fresh_run_dir(out_dir or default_out_dir(scenario))
     config = {"scenario": scenario.to_dict(), "seed": scenario.seed, "model_bytes": model_bytes,
@@ -315,8 +316,7 @@ class _RoundLoop:
         self._evaluate_scheduled(outcome.t_close_s, r, before_close=True)
         n_done = 0
         if self.trainer and len(outcome.received) >= server.min_updates:
-            jobs = [TrainJob(a.client, a.base_round, r,
-                             self.aggregator.client_payload(self.agg_state, a.client))
+            jobs = [TrainJob(a.client, a.base_round, r, self._payload(a.client, r))
                     for a in outcome.received]
             teacher = self.sessions.teacher() if self.sessions else None
             if teacher is None:
@@ -328,6 +328,13 @@ class _RoundLoop:
             n_done = len(updates)
         self.recorder.round(outcome, n_done, n_done)
         self._evaluate_scheduled(outcome.t_close_s, r + 1, before_close=False)
+
+    def _payload(self, client: int, r: int) -> Any:
+        """The aggregator's payload for ``client`` with round r's step-size scale
+        (``server.lr_schedule``; the local rule reads ``"lr_scale"``)."""
+        payload = self.aggregator.client_payload(self.agg_state, client)
+        scale = self.scenario.server.lr_schedule.scale(r)
+        return payload if scale == 1.0 else {**(payload or {}), "lr_scale": scale}
 
     def _evaluate_scheduled(self, t_close_s: float, completed: int, before_close: bool) -> None:
         run = self.scenario.run

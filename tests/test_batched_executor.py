@@ -148,6 +148,59 @@ def test_chunks_of_a_few_clients_match_inline(rule):
                 assert torch.allclose(value, b.extra["delta_c"][name], atol=1e-4, rtol=1e-4)
 
 
+def with_lr_scale(payloads, scales):
+    return [{**(p or {}), "lr_scale": float(s)} for p, s in zip(payloads, scales)]
+
+
+@pytest.mark.parametrize("rule", ["sgd", "prox", "scaffold", "cvar"])
+@pytest.mark.parametrize("weight_decay", [0.0, 1e-2], ids=["wd0", "wd"])
+@pytest.mark.parametrize("scales", ["shared", "per_client"])
+def test_lr_scale_matches_inline(rule, weight_decay, scales):
+    """A scaled step size trains the same in both executors: one scale for every job (the
+    schedule's case; with sgd and no weight decay the fused step) or one per job."""
+    task = make_task(Dirichlet(alpha=0.1, min_samples=1), Mlp(hidden=(16,)),
+                     {"local_steps": 4}, weight_decay=weight_decay)
+    rngs, data, net, versions = setup(task)
+    clients = np.random.default_rng(4).permutation(task.n_clients)[:6].tolist()
+    values = [0.25] * 6 if scales == "shared" else np.linspace(0.2, 1.5, 6)
+    payloads = with_lr_scale(rule_payloads(rule, clients, versions[3]), values)
+    jobs = [TrainJob(c, 3 + i % 2, 5, p) for i, (c, p) in enumerate(zip(clients, payloads))]
+    inline, batched = both(task, data, net, rngs, jobs, versions)
+    assert_same_updates(inline, batched)
+    for a, b, s in zip(inline, batched, values):
+        assert a.extra["lr_scale"] == b.extra["lr_scale"] == pytest.approx(s, abs=1e-12)
+        if rule == "scaffold":
+            for name, value in a.extra["delta_c"].items():
+                assert torch.allclose(value, b.extra["delta_c"][name], atol=1e-4, rtol=1e-4)
+    unscaled = InlineExecutor(net, data, task, rngs, CPU).submit(
+        [dataclasses.replace(j, payload=with_lr_scale([j.payload], [1.0])[0]) for j in jobs],
+        versions)
+    assert all((u.delta[k] - a.delta[k]).abs().max() > 1e-4
+               for u, a in zip(unscaled, inline) for k in ["layer0.weight"])
+
+
+@pytest.mark.parametrize("executor", [InlineExecutor, BatchedExecutor])
+@pytest.mark.parametrize("rule", ["sgd", "prox", "scaffold"])
+def test_one_step_with_scaled_lr_is_the_scaled_step(executor, rule):
+    """One local step from w with step size s * lr is exactly s times the step with lr
+    (weight decay, the proximal term at w and the SCAFFOLD correction all scale with
+    it); SCAFFOLD's delta_c = -c + (w - y) / (K s lr) does not depend on s after one step."""
+    task = make_task(Iid(), Logreg(), {"local_steps": 1}, weight_decay=1e-2)
+    rngs, data, net, versions = setup(task)
+    payloads = rule_payloads(rule, [0, 5, 9], versions[3])
+    jobs = [TrainJob(c, 3, 5, p) for c, p in zip([0, 5, 9], payloads)]
+    run = executor(net, data, task, rngs, CPU)
+    plain = run.submit(jobs, versions)
+    scaled = run.submit([dataclasses.replace(j, payload=p) for j, p in
+                         zip(jobs, with_lr_scale(payloads, [0.3] * 3))], versions)
+    for a, b in zip(plain, scaled):
+        for name in a.delta:
+            assert torch.allclose(b.delta[name], 0.3 * a.delta[name], atol=1e-6, rtol=0)
+        if rule == "scaffold":
+            for name, value in a.extra["delta_c"].items():
+                assert torch.allclose(b.extra["delta_c"][name], value, atol=1e-5, rtol=0)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_one_version_subset_of_clients(device):
     task = make_task(Dirichlet(alpha=0.1, min_samples=1), Mlp(hidden=(32, 16)), {"local_epochs": 1})

@@ -34,19 +34,26 @@ AGGREGATORS = {
     server.FedProx: FedProx,
     server.CVaR: CVaR,
 }
+#: the aggregators whose server step is eta_g * eta_l: they follow ``server.lr_schedule``
+SCHEDULED = (server.Mifa, server.FedAR, server.FedVARP, server.FedLaAvg)
 SAMPLERS = {cfg.Uniform: UniformSampler, cfg.AllAvailable: AllAvailableSampler,
             cfg.Md: MdSampler, cfg.PowerOfChoice: PowerOfChoiceSampler, cfg.FedGS: FedGSSampler,
             cfg.LongestAbsent: LongestAbsentSampler, WaitGroup: WaitGroupSampler}
 
 
 def build_aggregator(config: cfg.Aggregator, local_lr: float,
-                     clients_per_round: int | None = None):
+                     clients_per_round: int | None = None,
+                     lr_schedule: server.LrSchedule = server.ConstantLr()):
     """The aggregator for ``config``; ``local_lr`` (task.lr) converts deltas to normalised
-    updates; ``clients_per_round`` is the group size S of ``fedavg_s`` variant ``"wait"``."""
+    updates; ``clients_per_round`` is the group size S of ``fedavg_s`` variant ``"wait"``;
+    ``lr_schedule`` (``server.lr_schedule``) scales eta_l round by round in the server step
+    of the aggregators that use it (the others see the scale only through the deltas)."""
     if isinstance(config, server.FedAvgS) and config.variant == "wait":
         if clients_per_round is None:
             raise ValueError("fedavg_s variant 'wait' needs the group size clients_per_round")
         return FedAvgWait(config, local_lr, clients_per_round)
+    if isinstance(config, SCHEDULED):
+        return AGGREGATORS[type(config)](config, local_lr, lr_schedule)
     return AGGREGATORS[type(config)](config, local_lr)
 
 

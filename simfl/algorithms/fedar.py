@@ -22,6 +22,10 @@ synchronous rounds the base round is the current one (tau = 0 on receipt). Late 
 are discarded (``late_policy = "discard"``, the default of §1.1): the simulator never
 trains an update that misses its deadline, so the ``"store"`` option of §1.1 is not
 available.
+
+``lr_schedule`` (``server.lr_schedule``) makes eta_l that of round t, task.lr * scale(t),
+in the server step; each update is normalised by the step size it was trained with
+(:mod:`simfl.algorithms.update_table`).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from typing import Sequence
 import numpy as np
 
 from simfl.algorithms.update_table import descend, ordered, store, weighted_rows, zeros
-from simfl.core.config.server import FedAR as FedARConfig
+from simfl.core.config.server import ConstantLr, LrSchedule, FedAR as FedARConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
 
 
@@ -48,9 +52,11 @@ def rectification_weights(tau: np.ndarray, seen: np.ndarray, rho: float,
 class FedAR:
     """FedAR; the state is ``{"table": latest G_i, "last_round": base round of G_i (-1: none)}``."""
 
-    def __init__(self, cfg: FedARConfig, local_lr: float) -> None:
+    def __init__(self, cfg: FedARConfig, local_lr: float,
+                 lr_schedule: LrSchedule = ConstantLr()) -> None:
         self.cfg = cfg
         self.local_lr = local_lr
+        self.lr_schedule = lr_schedule
 
     def init(self, params, n_samples: np.ndarray) -> dict:
         n = len(n_samples)
@@ -74,5 +80,5 @@ class FedAR:
         if n_t == 0:
             return params, new_state, metrics
         direction = weighted_rows(new_state["table"], psi / n_t)
-        eta = self.cfg.server_lr * self.local_lr
+        eta = self.cfg.server_lr * self.local_lr * self.lr_schedule.scale(outcome.round)
         return descend(params, direction, eta), new_state, metrics

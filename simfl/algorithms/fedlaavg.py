@@ -22,6 +22,10 @@ with step gamma N n_i / n), so scaling G_i on the server is equivalent only for 
 is not done here. With ``loss_scaling = true`` the aggregator hands the factor to the
 local rule as ``client_payload(...)["loss_scale"]``, and the ``scaled_sgd`` local rule
 (:mod:`simfl.train.local`) multiplies the loss by it.
+
+``lr_schedule`` (``server.lr_schedule``) makes eta_l that of round t, task.lr * scale(t),
+in the server step; each update is normalised by the step size it was trained with
+(:mod:`simfl.algorithms.update_table`).
 """
 
 from __future__ import annotations
@@ -31,16 +35,18 @@ from typing import Sequence
 import numpy as np
 
 from simfl.algorithms.update_table import descend, mean_rows, ordered, store, zeros
-from simfl.core.config.server import FedLaAvg as FedLaAvgConfig
+from simfl.core.config.server import ConstantLr, LrSchedule, FedLaAvg as FedLaAvgConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
 
 
 class FedLaAvg:
     """FedLaAvg; the state is ``{"table": latest G_i per client, "loss_scale": N n_i / n}``."""
 
-    def __init__(self, cfg: FedLaAvgConfig, local_lr: float) -> None:
+    def __init__(self, cfg: FedLaAvgConfig, local_lr: float,
+                 lr_schedule: LrSchedule = ConstantLr()) -> None:
         self.cfg = cfg
         self.local_lr = local_lr
+        self.lr_schedule = lr_schedule
 
     def init(self, params, n_samples: np.ndarray) -> dict:
         n_samples = np.asarray(n_samples, dtype=np.float64)
@@ -61,5 +67,5 @@ class FedLaAvg:
         metrics = {"n_received": float(len(received))}
         if outcome.round < self.cfg.warmup_rounds:
             return params, new_state, metrics
-        eta = self.cfg.server_lr * self.local_lr
+        eta = self.cfg.server_lr * self.local_lr * self.lr_schedule.scale(outcome.round)
         return descend(params, mean_rows(table), eta), new_state, metrics

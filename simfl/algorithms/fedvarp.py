@@ -13,6 +13,10 @@ M = |S_t| (ALGORITHMS.md §8.7 flags the 1/M vs 1/N factor as unchecked against 
 this follows §1.5: 1/|S_t|). An empty round steps along the memory alone, v_t = ybar
 (a design choice of §1.5). ybar is recomputed as the mean of the memory instead of
 being carried as a running sum (same value, no accumulated rounding).
+
+``lr_schedule`` (``server.lr_schedule``) makes eta_l that of round t, task.lr * scale(t),
+in the server step; each update is normalised by the step size it was trained with
+(:mod:`simfl.algorithms.update_table`).
 """
 
 from __future__ import annotations
@@ -23,16 +27,18 @@ import numpy as np
 import torch
 
 from simfl.algorithms.update_table import descend, normalised, ordered, store, zeros
-from simfl.core.config.server import FedVARP as FedVARPConfig
+from simfl.core.config.server import ConstantLr, LrSchedule, FedVARP as FedVARPConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
 
 
 class FedVARP:
     """FedVARP; the state is ``{"table": the memory y_i per client}``."""
 
-    def __init__(self, cfg: FedVARPConfig, local_lr: float) -> None:
+    def __init__(self, cfg: FedVARPConfig, local_lr: float,
+                 lr_schedule: LrSchedule = ConstantLr()) -> None:
         self.cfg = cfg
         self.local_lr = local_lr
+        self.lr_schedule = lr_schedule
 
     def init(self, params, n_samples: np.ndarray) -> dict:
         return {"table": zeros(params, len(n_samples))}
@@ -53,6 +59,6 @@ class FedVARP:
                 v = v + (fresh - rows[idx]).mean(dim=0)
             direction[name] = v
         new_state = {"table": store(table, received, self.local_lr)}
-        eta = self.cfg.server_lr * self.local_lr
+        eta = self.cfg.server_lr * self.local_lr * self.lr_schedule.scale(outcome.round)
         return (descend(params, direction, eta), new_state,
                 {"n_received": float(len(received))})

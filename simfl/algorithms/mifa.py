@@ -21,7 +21,12 @@ An empty round still moves the model along the stored table.
 * ``"zeros"`` (``fdu_no_wait.py``): the table starts at zero and updates start at once;
   unseen clients count as zero entries in the mean over N.
 
-The code's learning-rate decay eta_0/(t+1) is not modelled: ``local_lr`` is constant.
+The code's learning-rate decay eta_t = eta_0/(t+1) is ``server.lr_schedule =
+"inverse_round"`` (``lr_schedule``): round t's clients train with eta_t, each update is
+normalised by the step size it was trained with, G_i = (w_t - y_i) / eta_t (the lr of
+that round, :mod:`simfl.algorithms.update_table`), and the server steps with
+eta_g * eta_t. t counts every simulator round, the wait-for-all rounds included (the
+code starts t at the first training round).
 """
 
 from __future__ import annotations
@@ -31,16 +36,18 @@ from typing import Sequence
 import numpy as np
 
 from simfl.algorithms.update_table import descend, mean_rows, ordered, store, zeros
-from simfl.core.config.server import Mifa as MifaConfig
+from simfl.core.config.server import ConstantLr, LrSchedule, Mifa as MifaConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
 
 
 class Mifa:
     """MIFA; the state is ``{"table": latest U_i per client, "seen": bool per client}``."""
 
-    def __init__(self, cfg: MifaConfig, local_lr: float) -> None:
+    def __init__(self, cfg: MifaConfig, local_lr: float,
+                 lr_schedule: LrSchedule = ConstantLr()) -> None:
         self.cfg = cfg
         self.local_lr = local_lr
+        self.lr_schedule = lr_schedule
 
     def init(self, params, n_samples: np.ndarray) -> dict:
         n = len(n_samples)
@@ -59,5 +66,5 @@ class Mifa:
         metrics = {"n_received": float(len(received)), "n_seen": float(seen.sum())}
         if self.cfg.init == "wait_for_all" and not seen.all():
             return params, new_state, metrics
-        eta = self.cfg.server_lr * self.local_lr
+        eta = self.cfg.server_lr * self.local_lr * self.lr_schedule.scale(outcome.round)
         return descend(params, mean_rows(new_state["table"]), eta), new_state, metrics

@@ -2,8 +2,11 @@
 
 MIFA, FedAR, FedVARP and FedLaAvg all keep, for every client i, the last normalised
 update it sent, U_i = (w_base - y_i) / local_lr = -delta_i / local_lr (ALGORITHMS.md
-§0.1). The table is one tensor per parameter, of shape ``(N, *param.shape)``, in the
-parameter's dtype and on its device, so it is plain data a checkpoint can hold.
+§0.1). With a learning-rate schedule, local_lr is the step size the update was trained
+with: ``task.lr`` times the ``extra["lr_scale"]`` the local rule reports (MIFA's
+G_i = (w_t - y_i) / eta_t, "the lr of that round", §1.2). The table is one tensor per
+parameter, of shape ``(N, *param.shape)``, in the parameter's dtype and on its device,
+so it is plain data a checkpoint can hold.
 
 Every function here returns new tensors and dicts; none writes into its arguments.
 Updates are put in client order first, so results do not depend on the order in which
@@ -40,8 +43,8 @@ def cast(value: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
 
 def normalised(update: ClientUpdate, name: str, like: torch.Tensor,
                local_lr: float) -> torch.Tensor:
-    """U_i = -delta_i / local_lr for parameter ``name``."""
-    return -cast(update.delta[name], like) / local_lr
+    """U_i = -delta_i / (local_lr * s) for parameter ``name``, s the update's lr scale."""
+    return -cast(update.delta[name], like) / (local_lr * update.extra.get("lr_scale", 1.0))
 
 
 def zeros(params: Params, n_clients: int) -> dict[str, torch.Tensor]:

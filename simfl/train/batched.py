@@ -24,8 +24,8 @@ each client the gradient of its own mean loss. The step itself is
 :class:`simfl.train.local.StepRule`, the code the inline executor runs (fused into the
 weight-gradient matmul when it is plain ``p -= lr * g``), so every local
 rule (sgd, scaled_sgd, prox, scaffold, cvar) gives the inline results up to float
-rounding. The jobs of one submission may differ in their numbers (loss scale, mu,
-controls, t) but, for ``scaffold`` and ``cvar``, not in the rule itself (one aggregator
+rounding. The jobs of one submission may differ in their numbers (loss scale, lr scale,
+mu, controls, t) but, for ``scaffold`` and ``cvar``, not in the rule itself (one aggregator
 makes every payload of a run).
 """
 
@@ -167,7 +167,7 @@ class BatchedExecutor(Executor):
         biases = [stacked[f"layer{i}.bias"] for i in range(n_layers)]
         k = len(weights[0])
         loss_sum = torch.zeros(k, dtype=torch.float64, device=weights[0].device)
-        lr = self.task.lr
+        lr = rule.lr  # read only when the step is plain p -= lr * g, a single step size
         for k_t, index, weight in steps:
             with torch.no_grad():
                 # each layer's input, [K_t, B_t, n_in] (index_select into a reused buffer:

@@ -14,8 +14,9 @@ from simfl.core.config.run import Run
 from simfl.core.config.sessions import (Average, Continuous, Previous, SessionInit, Sessions,
                                         Similarity)
 from simfl.core.config.scenario import Scenario, apply_overrides, load_scenario, parse_override
-from simfl.core.config.server import (Aggregator, CVaR, FedAR, FedAvg, FedAvgIS, FedAvgS,
-                                      FedLaAvg, FedProx, FedVARP, Mifa, Scaffold, Server)
+from simfl.core.config.server import (Aggregator, ConstantLr, CVaR, ExponentialLr, FedAR,
+                                      FedAvg, FedAvgIS, FedAvgS, FedLaAvg, FedProx, FedVARP,
+                                      InverseRoundLr, LrSchedule, Mifa, Scaffold, Server)
 from simfl.core.config.sampler import (AllAvailable, FedGS, LongestAbsent, Md, PowerOfChoice,
                                        Sampler, Uniform, WaitGroup)
 from simfl.core.config.task import (Blobs, Dataset, Digits, Dirichlet, Iid, Logreg, Mlp, Model,
@@ -23,6 +24,7 @@ from simfl.core.config.task import (Blobs, Dataset, Digits, Dirichlet, Iid, Logr
 from simfl.core.config.task import Mnist5k
 
 __all__ = [
+    "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule",
     "Aggregator", "AllAvailable", "Always", "Availability", "Bernoulli", "Diurnal", "Ideal",
     "LessDataFirst", "LogNormal", "Markov", "MifaAdversarial", "MoreDataFirst", "SinLogNormal",
     "Trace", "YCycle", "YMaxFirst", "Blobs", "Channel",

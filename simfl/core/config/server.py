@@ -210,12 +210,68 @@ class CVaR(Aggregator):
 
 
 @dataclass(frozen=True)
+class LrSchedule(Choice, point="lr_schedules"):
+    """How the local step size changes over rounds: round t trains with ``task.lr * scale(t)``.
+
+    t counts the simulator's rounds from 0, every round (also one in which nothing is
+    trained or the model is held, e.g. MIFA's wait-for-all rounds or ``fedavg_s``'s
+    waiting rounds: the papers' codes count training rounds only there). The scale
+    multiplies the model's step size of every local rule (CVaR's ``lr_t`` is not
+    scaled) and, for the aggregators whose server step is eta_g * eta_l (ALGORITHMS.md
+    §0.1: MIFA, FedAR, FedVARP, FedLaAvg), the server step of round t too.
+    """
+
+    def scale(self, round: int) -> float:
+        """The factor of ``task.lr`` in ``round`` (t = 0, 1, ...)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class ConstantLr(LrSchedule):
+    """The same step size every round: scale(t) = 1."""
+
+    kind = "constant"
+
+    def scale(self, round: int) -> float:
+        return 1.0
+
+
+@dataclass(frozen=True)
+class InverseRoundLr(LrSchedule):
+    """Harmonic decay eta_t = eta_0 / (t + 1): scale(t) = 1 / (t + 1)."""
+
+    kind = "inverse_round"
+    paper = ("Gu et al., Fast Federated Learning in the Presence of Arbitrary Device "
+             "Unavailability (MIFA), NeurIPS 2021: official code's schedule, ALGORITHMS.md §1.2")
+
+    def scale(self, round: int) -> float:
+        return 1.0 / (round + 1)
+
+
+@dataclass(frozen=True)
+class ExponentialLr(LrSchedule):
+    """Geometric decay eta_t = eta_0 gamma^t: scale(t) = gamma^t."""
+
+    kind = "exponential"
+    paper = ("Wang et al., FedGS: Federated Graph-based Sampling with Arbitrary Client "
+             "Availability, AAAI 2023: code default gamma = 0.998, ALGORITHMS.md §4.4")
+    gamma: float = 0.998
+
+    def validate(self) -> None:
+        require(0.0 < self.gamma <= 1.0, "gamma", self.gamma, "a decay factor in (0, 1]")
+
+    def scale(self, round: int) -> float:
+        return self.gamma ** round
+
+
+@dataclass(frozen=True)
 class Server(Node):
     """Synchronous rounds: invite, wait for the deadline or for every invitee, aggregate.
 
     ``overcommit`` invites ``ceil(overcommit * clients_per_round)`` clients and closes
     the round as soon as ``clients_per_round`` updates are in. A round with fewer than
     ``min_updates`` received updates is abandoned: nothing is trained or aggregated.
+    ``lr_schedule`` scales the local step size round by round (:class:`LrSchedule`).
     """
 
     algorithm: Aggregator = FedAvg()
@@ -225,6 +281,7 @@ class Server(Node):
     overcommit: float = 1.0
     mode: Literal["sync"] = "sync"
     min_updates: int = 0
+    lr_schedule: LrSchedule = ConstantLr()
 
     def validate(self) -> None:
         positive(self, "clients_per_round", "deadline_s")

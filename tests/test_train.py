@@ -90,6 +90,32 @@ def test_sgd_lowers_the_loss_and_leaves_the_start_untouched():
     assert all(torch.equal(before[k], start[k]) for k in start)
 
 
+@pytest.mark.parametrize("weight_decay", [0.0, 0.01])
+def test_plain_sgd_is_torch_optim_sgd_on_a_module(weight_decay):
+    """A job without a payload (the fast path) ends where nn.Module + optim.SGD ends."""
+    data = build_data(Task(n_clients=2), RngTree(0))
+    net = build_model(Mlp(hidden=(16,)), 64, 10)
+    start = net.init(torch.Generator().manual_seed(0))
+    x, y = torch.from_numpy(data.x_train), torch.from_numpy(data.y_train)
+    plan = minibatch_plan(50, Task(batch_size=16, local_epochs=2), np.random.default_rng(0))
+    local, mean_loss, _ = sgd(net, start, x, y, plan, lr=0.3, weight_decay=weight_decay)
+    module = torch.nn.Sequential(torch.nn.Linear(64, 16), torch.nn.ReLU(), torch.nn.Linear(16, 10))
+    names = ("layer0.weight", "layer0.bias", "layer1.weight", "layer1.bias")
+    module.load_state_dict(dict(zip(("0.weight", "0.bias", "2.weight", "2.bias"),
+                                    (start[k] for k in names))))
+    optimizer = torch.optim.SGD(module.parameters(), lr=0.3, weight_decay=weight_decay)
+    losses = []
+    for batch in plan:
+        optimizer.zero_grad()
+        value = torch.nn.functional.cross_entropy(module(x[batch]), y[batch])
+        value.backward()
+        optimizer.step()
+        losses.append(value.item())
+    for name, p in zip(names, module.parameters()):
+        torch.testing.assert_close(local[name], p.detach(), rtol=0, atol=1e-6)
+    assert mean_loss == pytest.approx(np.mean(losses), abs=1e-6)
+
+
 # ------------------------------------------------------------------ quadratic task, local rules
 
 def quadratic_setup(targets, curvature=2.0, steps=1, lr=0.1):

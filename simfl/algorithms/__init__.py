@@ -1,44 +1,46 @@
-"""Aggregation rules and client samplers, built from their configs."""
+"""Aggregation rules and client samplers, built from their configs.
+
+Aggregators compute on torch tensors; their modules are imported when one is built, so
+that a timing-only run (which builds none) never imports torch.
+"""
 
 from __future__ import annotations
 
-from simfl.algorithms.cvar import CVaR
-from simfl.algorithms.fedar import FedAR
-from simfl.algorithms.fedavg import FedAvg
-from simfl.algorithms.fedavg_is import FedAvgIS
-from simfl.algorithms.fedavg_s import FedAvgWait
-from simfl.algorithms.fedlaavg import FedLaAvg
-from simfl.algorithms.fedprox import FedProx
-from simfl.algorithms.fedvarp import FedVARP
-from simfl.algorithms.mifa import Mifa
+import importlib
+
 from simfl.algorithms.fedgs import FedGSSampler
 from simfl.algorithms.power_of_choice import PowerOfChoiceSampler
 from simfl.algorithms.samplers import (AllAvailableSampler, LongestAbsentSampler, MdSampler,
                                        UniformSampler, WaitGroupSampler)
-from simfl.algorithms.scaffold import Scaffold
 from simfl.core import config as cfg
 from simfl.core.config import server
 from simfl.core.config.sampler import WaitGroup
 from simfl.core.protocols import ClientProbe
 from simfl.core.rng import RngTree
 
+#: each aggregator config's implementation, as "module:class" in this package
 AGGREGATORS = {
-    cfg.FedAvg: FedAvg,
-    server.FedAvgIS: FedAvgIS,
-    server.FedAvgS: FedAvg,
-    server.Mifa: Mifa,
-    server.FedAR: FedAR,
-    server.FedVARP: FedVARP,
-    server.FedLaAvg: FedLaAvg,
-    server.Scaffold: Scaffold,
-    server.FedProx: FedProx,
-    server.CVaR: CVaR,
+    cfg.FedAvg: "fedavg:FedAvg",
+    server.FedAvgIS: "fedavg_is:FedAvgIS",
+    server.FedAvgS: "fedavg:FedAvg",
+    server.Mifa: "mifa:Mifa",
+    server.FedAR: "fedar:FedAR",
+    server.FedVARP: "fedvarp:FedVARP",
+    server.FedLaAvg: "fedlaavg:FedLaAvg",
+    server.Scaffold: "scaffold:Scaffold",
+    server.FedProx: "fedprox:FedProx",
+    server.CVaR: "cvar:CVaR",
 }
 #: the aggregators whose server step is eta_g * eta_l: they follow ``server.lr_schedule``
 SCHEDULED = (server.Mifa, server.FedAR, server.FedVARP, server.FedLaAvg)
 SAMPLERS = {cfg.Uniform: UniformSampler, cfg.AllAvailable: AllAvailableSampler,
             cfg.Md: MdSampler, cfg.PowerOfChoice: PowerOfChoiceSampler, cfg.FedGS: FedGSSampler,
             cfg.LongestAbsent: LongestAbsentSampler, WaitGroup: WaitGroupSampler}
+
+
+def _implementation(path: str) -> type:
+    module, name = path.split(":")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 
 def build_aggregator(config: cfg.Aggregator, local_lr: float,
@@ -51,10 +53,11 @@ def build_aggregator(config: cfg.Aggregator, local_lr: float,
     if isinstance(config, server.FedAvgS) and config.variant == "wait":
         if clients_per_round is None:
             raise ValueError("fedavg_s variant 'wait' needs the group size clients_per_round")
-        return FedAvgWait(config, local_lr, clients_per_round)
+        return _implementation("fedavg_s:FedAvgWait")(config, local_lr, clients_per_round)
+    aggregator = _implementation(AGGREGATORS[type(config)])
     if isinstance(config, SCHEDULED):
-        return AGGREGATORS[type(config)](config, local_lr, lr_schedule)
-    return AGGREGATORS[type(config)](config, local_lr)
+        return aggregator(config, local_lr, lr_schedule)
+    return aggregator(config, local_lr)
 
 
 def build_sampler(config: cfg.Sampler, probe: ClientProbe | None = None,

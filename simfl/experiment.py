@@ -3,7 +3,9 @@
 This is the only module that knows all layers. The loop follows "decide, then
 compute": the simulation decides a round's outcome from timing models alone; only then
 are exactly the received updates trained (each from the model version it was sent)
-and aggregated. No simulated time depends on a training result.
+and aggregated, with the late uploads that landed in the round when the aggregator asks
+for them (FedAR ``late_policy = "store"``; a model version is kept while a late device
+still works from it). No simulated time depends on a training result.
 """
 
 from __future__ import annotations
@@ -135,7 +137,8 @@ def run_scenario(scenario: Scenario, out_dir: Path | None = None,
         clients_per_round=server.clients_per_round, overcommit=server.overcommit,
         deadline_s=server.deadline_s, keep_events=run.events,
         battery=Batteries(task.n_clients, scenario.population.battery,
-                          scenario.population.energy, rngs, _nominal_rate_bps(net_cfg.uplink)), mac=net_cfg.mac)
+                          scenario.population.energy, rngs, _nominal_rate_bps(net_cfg.uplink)), mac=net_cfg.mac,
+        keep_late=server.algorithm.wants_late)
     trainer = None if run.timing_only else _Trainer(scenario, data, rngs)
     probe = _Probe(sim, data, trainer, rngs)
     sampler = build_sampler(server.sampler, probe, rngs, server.clients_per_round)
@@ -146,7 +149,8 @@ def run_scenario(scenario: Scenario, out_dir: Path | None = None,
     config = {"scenario": scenario.to_dict(), "seed": scenario.seed, "model_bytes": model_bytes,
               "versions": versions()}
     recorder = RunRecorder(out_dir, config, run.target_accuracy, started_s,
-                           eval_extra=("session",) if sessions is not None else ())
+                           eval_extra=("session",) if sessions is not None else (),
+                           late=server.algorithm.wants_late)
     session_run = None if sessions is None else _SessionRun(scenario, online, trainer, data,
                                                             rngs, n_samples)
     loop = _RoundLoop(scenario, sim, sampler, aggregator, trainer, recorder, rngs, n_samples,
@@ -277,6 +281,7 @@ class _RoundLoop:
         self.sampler_state = sampler.init(n_samples)
         self.params = trainer.params if trainer else None
         self.agg_state = aggregator.init(self.params, n_samples) if trainer else None
+        self.versions: dict[int, Any] = {}  # models that late devices still work from
         self.accuracy: float | None = None
         self._scored: tuple[Any, tuple, tuple[float, float]] | None = None
         self._n_timed_evals = 1  # the evaluation at t = 0 is the first of the schedule
@@ -314,18 +319,25 @@ class _RoundLoop:
         self.sampler_state = self.sampler.observe(self.sampler_state, outcome)
         self._evaluate_scheduled(outcome.t_close_s, r, before_close=True)
         n_done = 0
-        if self.trainer and len(outcome.received) >= server.min_updates:
-            jobs = [TrainJob(a.client, a.base_round, r, self._payload(a.client, r))
-                    for a in outcome.received]
+        versions = {r: self.params, **self.versions}
+        if self.trainer and len(outcome.received) + len(outcome.late_received) >= server.min_updates:
+            # a late upload trains as it would have on time: from its round's model,
+            # with its round's minibatches and step size
+            jobs = [TrainJob(a.client, a.base_round, a.base_round,
+                             self._payload(a.client, a.base_round))
+                    for a in outcome.received + outcome.late_received]
             teacher = self.sessions.teacher() if self.sessions else None
             if teacher is None:
-                updates = self.trainer.executor.submit(jobs, {r: self.params})
+                updates = self.trainer.executor.submit(jobs, versions)
             else:  # the continuous initialiser: distil towards the last session's model
-                updates = self.sessions.distill(jobs, {r: self.params}, teacher)
+                updates = self.sessions.distill(jobs, versions, teacher)
             self.params, self.agg_state, _ = self.aggregator.aggregate(
                 self.agg_state, self.params, outcome, updates)
             n_done = len(updates)
-        self.recorder.round(outcome, n_done, n_done)
+        if self.trainer:  # keep a model only while a late device still works from it
+            needed = set(self.sim.late_running.values())
+            self.versions = {b: v for b, v in versions.items() if b in needed}
+        self.recorder.round(outcome, n_done, n_done, len(outcome.late_received) if n_done else 0)
         self._evaluate_scheduled(outcome.t_close_s, r + 1, before_close=False)
 
     def _payload(self, client: int, r: int) -> Any:

@@ -107,6 +107,24 @@ def test_fedar_counts_staleness_from_the_base_round():
     assert close(new["w"], [0, -0.1 * math.sqrt(3) * 2])
 
 
+def test_fedar_stores_a_late_update_only_when_newer_than_the_stored_one():
+    # round 3: client 0 on time, G_0 = (1, 0). Round 5: two late updates land, client 0's
+    # from round 2 (older than its stored one: ignored) and client 1's from round 4,
+    # G_1 = (0, 2), stored with tau_1 = 1. psi = (sqrt 3, sqrt 2), N_t = 2,
+    # w_6 = -0.1 / 2 * (sqrt 3, 2 sqrt 2) = (-0.08660254, -0.14142136).
+    lr = 0.1
+    agg = build_aggregator(FedAR(rho=0.5, cutoff_rounds=None, late_policy="store"), lr)
+    w = {"w": vec(0, 0)}
+    state = agg.init(w, np.full(2, 10))
+    _, state, _ = run_round(agg, state, w, 3, [from_normalised(0, vec(1, 0), lr, r=3)])
+    late = [from_normalised(0, vec(9, 9), lr, r=2), from_normalised(1, vec(0, 2), lr, r=4)]
+    new, state, metrics = run_round(agg, state, w, 5, late)
+    assert list(state["last_round"]) == [3, 4]
+    assert close(state["table"]["w"][0], [1, 0]) and close(state["table"]["w"][1], [0, 2])
+    assert close(new["w"], [-0.08660254, -0.14142136])
+    assert metrics["n_late_stored"] == 1 and metrics["n_received"] == 0
+
+
 def test_fedar_with_rho_zero_equals_mifa_once_all_seen():
     rng = np.random.default_rng(7)
     n, lr = 5, 0.05

@@ -228,3 +228,20 @@ def test_contention_can_empty_the_battery():
     assert reasons(outcome) == {0: "battery", 1: "battery"}
     assert [m.t_s for m in outcome.missing] == pytest.approx([0.5, 0.5])
     assert b.min_stored_j.min() >= 0.0 and outcome.energy_j == pytest.approx(2.0)
+
+
+def test_a_late_device_kept_running_draws_busy_power_across_rounds():
+    # client 1 computes 8.5 s at 3 W and uploads 1 s at 2 W (27.5 J) across four 4-s-deadline
+    # rounds; client 0 does 5 J per round. Reading the stored energy while client 1 works
+    # must not treat it as idle.
+    energy = Energy(idle_w=0.5, rx_w=0.0, compute_w=3.0, tx_w=2.0)
+    b = Batteries(2, Battery(capacity_j=100.0), energy)
+    sim = make_sim(n_clients=2, compute_s=(1.0, 8.5), upload_s=1.0, deadline_s=4.0,
+                   battery=b, keep_late=True)
+    outcomes = [sim.run_round(0, everyone)]
+    b.stored_at(sim.now_s)
+    outcomes += [sim.run_round(r, everyone) for r in range(1, 4)]
+    assert [a.client for a in outcomes[3].late_received] == [1] and sim.now_s == 10.0
+    assert b.used_j[1] == pytest.approx(27.5, abs=1e-9)
+    assert b.stored_at(10.0)[1] == pytest.approx(100.0 - 27.5 - 0.5 * 0.5, abs=1e-9)
+    assert sum(o.energy_j for o in outcomes) == pytest.approx(4 * 5.0 + 27.5, abs=1e-9)

@@ -42,6 +42,10 @@ def test_kind_given_by_name_or_table():
     (["task.n_clients=abc"], "task.n_clients", "an integer"),
     (["run.executor=gpu"], "run.executor", "'inline'"),
     (["task.lr=true"], "task.lr", "a number"),
+    (["server.algorithm=fedar", "server.algorithm.late_policy=keep"],
+     "server.algorithm.late_policy", "'store'"),
+    (["server.algorithm=fedar", "server.algorithm.late_policy=store", "network.mac=tdma"],
+     "network.mac.kind", "ideal"),
 ])
 def test_bad_values_name_the_field(pairs, field, words):
     with pytest.raises(ConfigError) as info:

@@ -127,6 +127,29 @@ def test_invariant_checker_catches_a_broken_round(tiny_scenario, tmp_path):
     assert check_rounds(dropped, n, n)
 
 
+def test_fedar_store_trains_and_aggregates_late_uploads(tiny_scenario, tmp_path):
+    pairs = ("run.rounds=15", "server.deadline_s=4", "server.algorithm=fedar")
+    stored = run(with_(tiny_scenario, *pairs, "server.algorithm.late_policy=store"),
+                 tmp_path / "store")
+    table = rows(stored.out_dir / "rounds.csv")
+    assert sum(int(r["n_late_stored"]) for r in table) > 0
+    for r in table:
+        assert int(r["aggregated_updates"]) == int(r["trained_updates"]) == \
+            int(r["n_received"]) + int(r["n_late_stored"])
+    summary = stored.summary
+    assert summary["trained_updates"] == summary["aggregated_updates"] == \
+        sum(len(o.received) + len(o.late_received) for o in stored.outcomes)
+    late = [a for o in stored.outcomes for a in o.late_received]
+    assert all(a.base_round < o.round for o in stored.outcomes for a in o.late_received)
+    n = [int(r["aggregated_updates"]) for r in table]
+    assert check_rounds(stored.outcomes, n, n, late_allowed=True) == []
+    assert check_rounds(stored.outcomes, n, n) and late  # only when the aggregator asked
+    discarded = run(with_(tiny_scenario, *pairs), tmp_path / "discard")
+    assert "n_late_stored" not in rows(discarded.out_dir / "rounds.csv")[0]
+    assert all(o.late_received == () for o in discarded.outcomes)
+    assert any((stored.params[k] != discarded.params[k]).any() for k in stored.params)
+
+
 @pytest.mark.parametrize("dataset, partition", [("synthetic", "native"), ("blobs", "dirichlet")])
 def test_other_datasets_run(tiny_scenario, tmp_path, dataset, partition):
     scenario = with_(tiny_scenario, f"task.dataset={dataset}", f"task.partition={partition}",

@@ -109,3 +109,61 @@ def test_per_client_probability_list_must_match_population():
 
     with pytest.raises(ConfigError, match="population.availability.p"):
         BernoulliOnline(Bernoulli(p=(0.5, 0.5)), 3, RngTree(0))
+
+
+# ------------------------------------------------------------ late uploads kept (store)
+
+def test_a_kept_late_device_lands_in_a_later_round_and_is_not_reinvited_while_busy():
+    # client 1: 8.5 s compute + 1 s upload lands at 9.5 s; deadlines every 4 s
+    sim = make_sim(n_clients=2, compute_s=(1.0, 8.5), deadline_s=4.0, keep_late=True)
+    first = sim.run_round(0, everyone)
+    assert first.t_close_s == 4.0  # the busy device does not hold the round open
+    assert [a.client for a in first.received] == [0] and reasons(first) == {1: "late"}
+    assert first.late_received == () and sim.late_running == {1: 0}
+    second = sim.run_round(1, everyone)  # opens at 4 s, closes when client 0 is done (6 s)
+    assert second.selected == (0,) and second.n_available == 1
+    assert second.t_close_s == 6.0 and second.late_received == ()
+    third = sim.run_round(2, everyone)  # 6 s to 8 s
+    assert third.selected == (0,) and third.late_received == ()
+    fourth = sim.run_round(3, everyone)  # 8 s to 10 s: client 1 lands at 9.5 s
+    assert fourth.selected == (0,) and fourth.t_close_s == 10.0
+    assert [(a.client, a.base_round, a.t_s) for a in fourth.late_received] == [(1, 0, 9.5)]
+    assert [a.client for a in fourth.received] == [0]
+    assert sim.late_running == {}
+    fifth = sim.run_round(4, everyone)
+    assert fifth.selected == (0, 1) and fifth.late_received == ()
+
+
+def test_without_keep_late_the_same_device_is_interrupted_and_never_lands():
+    sim = make_sim(n_clients=2, compute_s=(1.0, 9.0), deadline_s=4.0)
+    sim.run_round(0, everyone)
+    later = [sim.run_round(r, everyone) for r in range(1, 5)]
+    assert all(o.late_received == () for o in later) and sim.late_running == {}
+    assert later[0].selected == (0, 1)
+
+
+def test_a_kept_late_device_still_goes_offline_after_the_deadline():
+    class LeavesAt:  # always online when asked; client 1 leaves at 7 s
+        def online(self, round, t_s):
+            return np.ones(2, dtype=bool)
+
+        def offline_at(self, clients):
+            return np.where(np.asarray(clients) == 1, 7.0, np.inf)
+
+    sim = make_sim(n_clients=2, compute_s=(1.0, 9.0), deadline_s=4.0, online=LeavesAt(),
+                   keep_late=True)
+    sim.run_round(0, everyone)
+    later = [sim.run_round(r, lambda view: np.array([0])) for r in range(1, 6)]
+    assert all(o.late_received == () for o in later) and sim.late_running == {}
+    assert [(e.t_s, e.kind) for e in sim.events if e.client == 1][-1] == (7.0, "offline")
+
+
+def test_keep_late_needs_the_ideal_mac():
+    from simfl.core.config.network import SlottedAlohaMac
+    from simfl.sim.simulation import Simulation
+
+    with pytest.raises(ValueError, match="ideal MAC"):
+        Simulation(rngs=RngTree(0), n_samples=np.ones(1), work_samples=np.ones(1),
+                   samples_per_s=np.ones(1), online=None, links={}, model_bytes=1,
+                   arq_max_attempts=1, clients_per_round=1, overcommit=1.0, deadline_s=1.0,
+                   mac=SlottedAlohaMac(), keep_late=True)

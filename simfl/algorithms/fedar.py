@@ -18,10 +18,15 @@ round with stored surrogates within the cutoff still moves it. rho, g and the ca
 the round of the model each update was computed on (``ClientUpdate.base_round``):
 tau_i = ``outcome.round`` - base round, so rounds in which the aggregator is not called
 still age the table, and an update computed on an older model enters already stale. In
-synchronous rounds the base round is the current one (tau = 0 on receipt). Late uploads
-are discarded (``late_policy = "discard"``, the default of §1.1): the simulator never
-trains an update that misses its deadline, so the ``"store"`` option of §1.1 is not
-available.
+synchronous rounds the base round is the current one (tau = 0 on receipt).
+
+Late uploads: with ``late_policy = "discard"`` (the default of §1.1) the simulator
+interrupts a device that misses its deadline, and its update never exists. With
+``"store"`` the device finishes in the background and its update, computed on the model
+of round b, comes in ``updates`` of the round during which it lands, t > b; it is stored
+as G_i with tau_i = t - b (§1.1: rounds since the model it was computed on), but only if
+it is newer than the client's stored update (a base round after the stored one), so an
+older late update never overwrites a fresher one. The rest of the step is unchanged.
 
 ``lr_schedule`` (``server.lr_schedule``) makes eta_l that of round t, task.lr * scale(t),
 in the server step; each update is normalised by the step size it was trained with
@@ -68,7 +73,7 @@ class FedAR:
     def aggregate(self, state, params, outcome: RoundOutcome,
                   updates: Sequence[ClientUpdate]):
         last = state["last_round"].copy()
-        received = ordered(updates, len(last))
+        received = [u for u in ordered(updates, len(last)) if u.base_round > last[u.client]]
         last[[u.client for u in received]] = [u.base_round for u in received]
         new_state = {"table": store(state["table"], received, self.local_lr), "last_round": last}
         seen = last >= 0
@@ -76,7 +81,9 @@ class FedAR:
         psi = rectification_weights(tau, seen, self.cfg.rho, self.cfg.cutoff_rounds,
                                     self.cfg.psi_cap)
         n_t = int(np.count_nonzero(psi))
-        metrics = {"n_received": float(len(received)), "n_contributing": float(n_t)}
+        n_late = sum(u.base_round < outcome.round for u in received)
+        metrics = {"n_received": float(len(received) - n_late), "n_late_stored": float(n_late),
+                   "n_contributing": float(n_t)}
         if n_t == 0:
             return params, new_state, metrics
         direction = weighted_rows(new_state["table"], psi / n_t)

@@ -56,7 +56,12 @@ class Sampler(Protocol):
 
 
 class Aggregator(Protocol):
-    """Turns received updates into new global parameters; never mutates its inputs."""
+    """Turns received updates into new global parameters; never mutates its inputs.
+
+    ``updates`` are those of ``outcome.received``, plus, only for an aggregator whose
+    config ``wants_late``, those of ``outcome.late_received`` (``base_round`` before
+    ``outcome.round``).
+    """
 
     def init(self, params: Any, n_samples: np.ndarray) -> Any: ...
 

@@ -25,7 +25,8 @@ class Event:
 
 @dataclass(frozen=True)
 class Arrival:
-    """An update that reached the server before the round closed.
+    """An update that reached the server: before its round closed, or late (see
+    ``RoundOutcome.late_received``).
 
     ``base_round`` is the round of the global model it was computed from.
     """
@@ -52,6 +53,12 @@ class RoundOutcome:
     ``multiplicity`` (aligned with ``selected``, empty meaning all 1) says how many
     times a sampler that draws with replacement (``md``) drew each invitee; every
     invitee is still invited once and ends in exactly one outcome.
+
+    ``late_received`` holds the uploads that landed during this round (after the
+    previous round closed, by this one's close) from devices that an earlier round
+    recorded ``late``, each with the ``base_round`` it was invited in. It is empty unless
+    the aggregator asked for late uploads (FedAR ``late_policy = "store"``); those
+    uploads are never part of ``received``.
     """
 
     round: int
@@ -65,6 +72,7 @@ class RoundOutcome:
     retries: int = 0
     energy_j: float = 0.0
     multiplicity: tuple[int, ...] = ()
+    late_received: tuple[Arrival, ...] = ()
 
     def n_missing(self, reason: str) -> int:
         return sum(1 for m in self.missing if m.reason == reason)

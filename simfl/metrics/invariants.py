@@ -8,15 +8,19 @@ from simfl.core.records import MISSING_REASONS, RoundOutcome
 
 
 def check_rounds(outcomes: Sequence[RoundOutcome], trained: Sequence[int],
-                 aggregated: Sequence[int]) -> list[str]:
+                 aggregated: Sequence[int], late_allowed: bool = False) -> list[str]:
     """Violations (as sentences) of the round-level invariants; empty when all hold.
 
     Monotone clock; each invited client ends the round in exactly one outcome with a
-    known reason; nothing received after the deadline or the close; no wasted or
-    invented training: trained == aggregated <= received.
+    known reason; nothing in ``received`` after the deadline or the close; no wasted or
+    invented training: trained == aggregated <= received + late received. Late uploads
+    (``late_received``) only when the aggregator asked for them (``late_allowed``), each
+    from a client that its invitation round counted ``late``, landing after that round
+    closed and by this one's close.
     """
     problems: list[str] = []
     t_prev = 0.0
+    by_round = {outcome.round: outcome for outcome in outcomes}
     for outcome, n_trained, n_aggregated in zip(outcomes, trained, aggregated):
         r = outcome.round
         if not t_prev <= outcome.t_open_s <= outcome.t_close_s <= outcome.t_deadline_s:
@@ -34,9 +38,19 @@ def check_rounds(outcomes: Sequence[RoundOutcome], trained: Sequence[int],
         unknown = {m.reason for m in outcome.missing} - set(MISSING_REASONS)
         if unknown:
             problems.append(f"round {r}: unknown missing reasons {sorted(unknown)}")
-        if n_trained != n_aggregated or n_aggregated > len(outcome.received):
+        if outcome.late_received and not late_allowed:
+            problems.append(f"round {r}: late uploads the aggregator did not ask for: "
+                            f"{[a.client for a in outcome.late_received]}")
+        for a in outcome.late_received:
+            base = by_round.get(a.base_round)
+            if (base is None or a.base_round >= r or not base.t_close_s <= a.t_s <= outcome.t_close_s
+                    or (a.client, "late") not in {(m.client, m.reason) for m in base.missing}):
+                problems.append(f"round {r}: late upload of client {a.client} from round "
+                                f"{a.base_round} at {a.t_s} s does not match a late invitee")
+        n_arrived = len(outcome.received) + len(outcome.late_received)
+        if n_trained != n_aggregated or n_aggregated > n_arrived:
             problems.append(f"round {r}: trained {n_trained}, aggregated {n_aggregated}, "
-                            f"received {len(outcome.received)}")
+                            f"received {n_arrived} (late included)")
     return problems
 
 

@@ -22,8 +22,10 @@ class RunRecorder:
 
     def __init__(self, out_dir: Path, config: dict[str, Any], target_accuracy: float | None,
                  started_s: float, flush_every_s: float = 1.0,
-                 eval_extra: tuple[str, ...] = ()) -> None:
+                 eval_extra: tuple[str, ...] = (), late: bool = False) -> None:
         self.out_dir = out_dir
+        self.late = late  # the aggregator asked for late uploads: rounds.csv counts them
+        self.round_columns = ROUND_COLUMNS + (("n_late_stored",) if late else ())
         self.eval_columns = EVAL_COLUMNS + eval_extra  # extra columns of evals.csv
         self.target_accuracy = target_accuracy
         self.flush_every_s = flush_every_s
@@ -37,7 +39,10 @@ class RunRecorder:
         self._started_s = started_s  # time.perf_counter() when the run began
         write_json(out_dir / "config.json", config)
 
-    def round(self, outcome: RoundOutcome, trained: int, aggregated: int) -> None:
+    def round(self, outcome: RoundOutcome, trained: int, aggregated: int,
+              late_stored: int = 0) -> None:
+        """Record a round; ``trained`` and ``aggregated`` include the ``late_stored``
+        late uploads (``outcome.late_received``) that were trained and aggregated."""
         self.outcomes.append(outcome)
         self.trained.append(trained)
         self.aggregated.append(aggregated)
@@ -45,7 +50,8 @@ class RunRecorder:
         self.round_rows.append((
             outcome.round, outcome.t_open_s, outcome.t_close_s, outcome.n_available,
             len(outcome.selected), len(outcome.received), n("late"), n("erased"), n("collided"),
-            n("battery"), n("offline"), outcome.retries, outcome.energy_j, trained, aggregated))
+            n("battery"), n("offline"), outcome.retries, outcome.energy_j, trained, aggregated,
+            *((late_stored,) if self.late else ())))
         self.flush()
 
     def evaluation(self, t_s: float, round: int, accuracy: float, loss: float,
@@ -57,7 +63,7 @@ class RunRecorder:
         if not force and now - self._last_flush < self.flush_every_s:
             return
         self._last_flush = now
-        write_atomic(self.out_dir / "rounds.csv", csv_text(ROUND_COLUMNS, self.round_rows))
+        write_atomic(self.out_dir / "rounds.csv", csv_text(self.round_columns, self.round_rows))
         write_atomic(self.out_dir / "evals.csv", csv_text(self.eval_columns, self.eval_rows))
 
     def clients(self, table: dict[str, Sequence[Any]]) -> None:
@@ -97,7 +103,7 @@ class RunRecorder:
             summary["energy_j"] = float(sum(table["energy_j"]))
             summary["battery_deaths"] = int(sum(table["battery_deaths"]))
         write_json(self.out_dir / "summary.json", summary)
-        problems = check_rounds(self.outcomes, self.trained, self.aggregated)
+        problems = check_rounds(self.outcomes, self.trained, self.aggregated, self.late)
         if table is not None:
             problems += check_energy(self.outcomes, table)
         if problems:

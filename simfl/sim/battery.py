@@ -101,7 +101,7 @@ class Batteries:
         self._round = round
         if self.cfg is None:
             return np.ones(self.n_clients, dtype=bool)
-        due = np.flatnonzero(self.t_flip_s <= t_s)
+        due = self._idle(np.flatnonzero(self.t_flip_s <= t_s))
         if due.size:
             died, t_died = self._advance(due, t_s, self.energy.idle_w, busy=False)
             for client, t_die in zip(due[died].tolist(), t_died[died].tolist()):
@@ -112,8 +112,13 @@ class Batteries:
     def stored_at(self, t_s: float) -> np.ndarray:
         """Stored energy of every idle device at ``t_s`` (advances all of them: O(n))."""
         self.alive(self._round, t_s)
-        self._advance(np.arange(self.n_clients), t_s, self.energy.idle_w, busy=False)
+        self._advance(self._idle(np.arange(self.n_clients)), t_s, self.energy.idle_w, busy=False)
         return self.stored_j.copy()
+
+    def _idle(self, clients: np.ndarray) -> np.ndarray:
+        """``clients`` without those at work (a late device may work across a round's
+        open; its energy is its process's business until :meth:`end`)."""
+        return clients[~np.isin(clients, list(self._proc))] if self._proc else clients
 
     def is_dead(self, client: int) -> bool:
         return self.cfg is not None and bool(self.dead[client])
@@ -127,7 +132,7 @@ class Batteries:
         """Per-client records of every device that spent energy or died."""
         rows = np.flatnonzero((self.used_j > 0) | (self.deaths > 0))
         if self.cfg is not None and self.env is not None:
-            self._advance(rows, self.env.now, self.energy.idle_w, busy=False)
+            self._advance(self._idle(rows), self.env.now, self.energy.idle_w, busy=False)
         table = {"client": rows, "energy_j": self.used_j[rows], "battery_deaths": self.deaths[rows]}
         if self.cfg is not None:
             table.update(min_stored_j=self.min_stored_j[rows], final_stored_j=self.stored_j[rows],

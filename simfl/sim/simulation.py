@@ -7,6 +7,16 @@ online, asks the sampler for clients, and each invited client runs its
 busy is interrupted and counted ``late``. The round ends quiescent: no process of it is
 left running, and everything the next round needs is explicit state of this object.
 
+One exception, only with ``keep_late`` (the aggregator asked for late uploads): a device
+still busy when its round closes is counted ``late`` in that round but not interrupted.
+Exactly these run across round boundaries: such device processes, with their battery
+brackets and their scheduled offline interrupts. Nothing else of a round survives it.
+While one runs its client is masked out of the next rounds' availability (it cannot be
+invited); when its upload completes, the :class:`Arrival` (with its old ``base_round``)
+goes to ``late_received`` of the round during which it lands. One that fails later
+(erased, offline, battery) is dropped: its round already counted it. A sampler that
+invites blindly (ignoring availability) and picks a busy client gets it ``offline``.
+
 Tie rule: an upload that completes exactly at the deadline is on time. The deadline
 is an event of lower priority than every ordinary event, so all activity scheduled for
 the deadline instant (including chains of zero-delay events) is processed first.
@@ -75,8 +85,14 @@ class Simulation:
                  samples_per_s: np.ndarray, online, links: dict[str, Link], model_bytes: int,
                  arq_max_attempts: int, clients_per_round: int, overcommit: float,
                  deadline_s: float, keep_events: bool = True,
-                 battery: Batteries | None = None, mac: Mac = IdealMac()) -> None:
+                 battery: Batteries | None = None, mac: Mac = IdealMac(),
+                 keep_late: bool = False) -> None:
+        if keep_late and not isinstance(mac, IdealMac):
+            raise ValueError("keep_late needs the ideal MAC (contention is resolved per round)")
         self.env = simpy.Environment()
+        self.keep_late = keep_late
+        self.late_running: dict[int, int] = {}  # late client at work -> round it was invited in
+        self._late_landed: list[Arrival] = []  # late uploads since the last round closed
         self.mac = build_mac(mac, self.env, rngs, len(n_samples))
         self.rngs = rngs
         self.n_samples = n_samples
@@ -128,6 +144,8 @@ class Simulation:
         """
         t_open = self.env.now
         mask = self.online.online(round, t_open) & self.battery.alive(round, t_open)
+        if self.late_running:  # still working on an earlier round: cannot be invited
+            mask[list(self.late_running)] = False
         view = PopulationView(round, t_open, len(mask), np.flatnonzero(mask), self.n_samples)
         chosen = np.asarray(select(view), dtype=np.int64)
         process = self.env.process(self._round(round, t_open, mask, chosen))
@@ -174,8 +192,9 @@ class Simulation:
         the deadline, at the same instant (leaving then loses the update).
         """
         leave_s = self.online.offline_at(clients)
+        horizon_s = math.inf if self.keep_late else t_deadline  # late devices keep going
         for proc, t_s in zip(procs, leave_s.tolist()):
-            if t_s <= t_deadline:
+            if t_s <= horizon_s and t_s < math.inf:
                 self.env.timeout(max(0.0, t_s - self.env.now)).callbacks.append(
                     functools.partial(_went_offline, proc))
 
@@ -215,19 +234,27 @@ class Simulation:
             proc.callbacks.append(resolved)
         yield closed | _Deadline(env, self.deadline_s)  # no device working: wait it out
 
-        busy = [p for p in procs if p.is_alive]
-        for proc in busy:
-            proc.interrupt("deadline" if env.now >= t_deadline else "round closed")
-        if busy:
-            yield env.all_of(busy)
+        busy = [(client, p) for client, p in zip(selected[mask[selected]].tolist(), procs)
+                if p.is_alive]
+        if self.keep_late:
+            for client, proc in busy:
+                self._keep_running(client, proc, round)
+        else:
+            for _, proc in busy:
+                proc.interrupt("deadline" if env.now >= t_deadline else "round closed")
+            if busy:
+                yield env.all_of([p for _, p in busy])
 
         slot_stats = self.mac.close_round()
         if slot_stats:  # "n:slots:successes" for each number n of contenders
             self.log(env.now, "mac_slots", round, detail=" ".join(
                 f"{n}:{slots}:{wins}" for n, (slots, wins) in sorted(slot_stats.items())))
-        received = sorted((p.value for p in procs if isinstance(p.value, Arrival)),
-                          key=lambda a: (a.t_s, a.client))
-        missing.extend(p.value for p in procs if isinstance(p.value, Missing))
+        received = sorted((p.value for p in procs if not p.is_alive
+                           and isinstance(p.value, Arrival)), key=lambda a: (a.t_s, a.client))
+        missing.extend(p.value for p in procs if not p.is_alive and isinstance(p.value, Missing))
+        missing.extend(Missing(client, "late", env.now) for client, p in busy if p.is_alive)
+        late_received = tuple(sorted(self._late_landed, key=lambda a: (a.t_s, a.client)))
+        self._late_landed = []
         missing.sort(key=lambda m: m.client)
         self.log(env.now, "round_close", round, detail=f"{len(received)} received")
         return RoundOutcome(
@@ -235,4 +262,17 @@ class Simulation:
             n_available=int(mask.sum()), selected=tuple(selected.tolist()),
             received=tuple(received), missing=tuple(missing),
             retries=self.retries - retries_before, energy_j=self.battery.take_round_energy_j(),
-            multiplicity=tuple(draws.tolist()) if (draws > 1).any() else ())
+            multiplicity=tuple(draws.tolist()) if (draws > 1).any() else (),
+            late_received=late_received)
+
+    def _keep_running(self, client: int, proc: simpy.Process, round: int) -> None:
+        """Let ``client``'s process of ``round`` finish after the round closed (it is late)."""
+        self.log(self.env.now, "late", round, client, "continues")
+        self.late_running[client] = round
+
+        def landed(_proc: simpy.Process) -> None:
+            del self.late_running[client]
+            if isinstance(proc.value, Arrival):
+                self._late_landed.append(proc.value)
+
+        proc.callbacks.append(landed)

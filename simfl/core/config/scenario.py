@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from simfl.core.config.network import Network
-from simfl.core.config.node import Choice, Node, field_types, non_negative
+from simfl.core.config.node import Choice, Node, field_types, non_negative, require
 from simfl.core.config.population import Population
 from simfl.core.config.run import Run
 from simfl.core.config.server import Server
@@ -32,6 +32,13 @@ class Scenario(Node):
 
     def validate(self) -> None:
         non_negative(self, "seed")
+        if self.server.algorithm.wants_late:  # FedAR late_policy = "store"
+            require(self.network.mac.kind == "ideal", "network.mac.kind", self.network.mac.kind,
+                    "ideal with server.algorithm.late_policy = 'store' (a shared MAC "
+                    "schedules uplinks round by round; a late upload belongs to no round)")
+            require(self.population.sessions is None, "population.sessions",
+                    "a sessions table", "none with server.algorithm.late_policy = 'store' (a "
+                    "session restarts the model; a late update from the last one has no place)")
 
 
 def parse_override(text: str) -> tuple[str, Any]:

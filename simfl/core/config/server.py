@@ -19,6 +19,11 @@ class Aggregator(Choice, point="aggregators"):
 
     local_rule: ClassVar[str] = "sgd"
 
+    @property
+    def wants_late(self) -> bool:
+        """Whether uploads that land after their round closed are delivered to it."""
+        return False
+
 
 @dataclass(frozen=True)
 class FedAvg(Aggregator):
@@ -99,9 +104,14 @@ class Mifa(Aggregator):
 class FedAR(Aggregator):
     """FedAR: latest updates as surrogates, rectified by staleness weights min((tau+1)^rho, cap).
 
-    ``late_policy``: only ``"discard"`` (ALGORITHMS.md §1.1's default). The ``"store"``
-    option needs uploads that land after their round closed; the simulation ends every
-    round with its late devices interrupted, so such an upload never exists.
+    ``late_policy``: ``"discard"`` (ALGORITHMS.md §1.1's default) interrupts every device
+    still busy when its round closes. ``"store"`` lets it finish in the background; its
+    upload, landing in a later round, is trained from the model of the round it was
+    invited in and stored as G_i with tau_i = rounds since that model (§1.1). Store
+    needs ``network.mac.kind = "ideal"`` (a shared MAC schedules uplinks round by round,
+    and a background upload belongs to no round) and no
+    ``population.sessions`` (a session restarts the model, so an update computed on the
+    previous session's model has no place in the new table).
     """
 
     kind = "fedar"
@@ -110,12 +120,16 @@ class FedAR(Aggregator):
     rho: float = 0.5
     cutoff_rounds: int | None = None
     psi_cap: float = 2.0
-    late_policy: Literal["discard"] = "discard"
+    late_policy: Literal["discard", "store"] = "discard"
     server_lr: float = 1.0
 
     def validate(self) -> None:
         positive(self, "server_lr", "psi_cap")
         non_negative(self, "rho", "cutoff_rounds")
+
+    @property
+    def wants_late(self) -> bool:
+        return self.late_policy == "store"
 
 
 @dataclass(frozen=True)

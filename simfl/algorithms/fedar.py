@@ -39,8 +39,8 @@ from typing import Sequence
 
 import numpy as np
 
-from simfl.algorithms.update_table import descend, ordered, store, weighted_rows, zeros
-from simfl.core.config.server import ConstantLr, LrSchedule, FedAR as FedARConfig
+from simfl.algorithms.update_table import TableRule, descend, ordered, store, weighted_rows, zeros
+from simfl.core.config.server import FedAR as FedARConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
 
 
@@ -54,21 +54,14 @@ def rectification_weights(tau: np.ndarray, seen: np.ndarray, rho: float,
     return np.where(keep, psi, 0.0)
 
 
-class FedAR:
+class FedAR(TableRule):
     """FedAR; the state is ``{"table": latest G_i, "last_round": base round of G_i (-1: none)}``."""
 
-    def __init__(self, cfg: FedARConfig, local_lr: float,
-                 lr_schedule: LrSchedule = ConstantLr()) -> None:
-        self.cfg = cfg
-        self.local_lr = local_lr
-        self.lr_schedule = lr_schedule
+    cfg: FedARConfig
 
     def init(self, params, n_samples: np.ndarray) -> dict:
         n = len(n_samples)
         return {"table": zeros(params, n), "last_round": np.full(n, -1, dtype=np.int64)}
-
-    def client_payload(self, state, client: int) -> None:
-        return None
 
     def aggregate(self, state, params, outcome: RoundOutcome,
                   updates: Sequence[ClientUpdate]):

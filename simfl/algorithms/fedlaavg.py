@@ -34,19 +34,15 @@ from typing import Sequence
 
 import numpy as np
 
-from simfl.algorithms.update_table import descend, mean_rows, ordered, store, zeros
-from simfl.core.config.server import ConstantLr, LrSchedule, FedLaAvg as FedLaAvgConfig
+from simfl.algorithms.update_table import TableRule, descend, mean_rows, ordered, store, zeros
+from simfl.core.config.server import FedLaAvg as FedLaAvgConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
 
 
-class FedLaAvg:
+class FedLaAvg(TableRule):
     """FedLaAvg; the state is ``{"table": latest G_i per client, "loss_scale": N n_i / n}``."""
 
-    def __init__(self, cfg: FedLaAvgConfig, local_lr: float,
-                 lr_schedule: LrSchedule = ConstantLr()) -> None:
-        self.cfg = cfg
-        self.local_lr = local_lr
-        self.lr_schedule = lr_schedule
+    cfg: FedLaAvgConfig
 
     def init(self, params, n_samples: np.ndarray) -> dict:
         n_samples = np.asarray(n_samples, dtype=np.float64)

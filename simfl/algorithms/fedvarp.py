@@ -26,25 +26,18 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from simfl.algorithms.update_table import descend, normalised, ordered, store, zeros
-from simfl.core.config.server import ConstantLr, LrSchedule, FedVARP as FedVARPConfig
+from simfl.algorithms.update_table import TableRule, descend, normalised, ordered, store, zeros
+from simfl.core.config.server import FedVARP as FedVARPConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
 
 
-class FedVARP:
+class FedVARP(TableRule):
     """FedVARP; the state is ``{"table": the memory y_i per client}``."""
 
-    def __init__(self, cfg: FedVARPConfig, local_lr: float,
-                 lr_schedule: LrSchedule = ConstantLr()) -> None:
-        self.cfg = cfg
-        self.local_lr = local_lr
-        self.lr_schedule = lr_schedule
+    cfg: FedVARPConfig
 
     def init(self, params, n_samples: np.ndarray) -> dict:
         return {"table": zeros(params, len(n_samples))}
-
-    def client_payload(self, state, client: int) -> None:
-        return None
 
     def aggregate(self, state, params, outcome: RoundOutcome,
                   updates: Sequence[ClientUpdate]):

@@ -35,26 +35,19 @@ from typing import Sequence
 
 import numpy as np
 
-from simfl.algorithms.update_table import descend, mean_rows, ordered, store, zeros
-from simfl.core.config.server import ConstantLr, LrSchedule, Mifa as MifaConfig
+from simfl.algorithms.update_table import TableRule, descend, mean_rows, ordered, store, zeros
+from simfl.core.config.server import Mifa as MifaConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
 
 
-class Mifa:
+class Mifa(TableRule):
     """MIFA; the state is ``{"table": latest U_i per client, "seen": bool per client}``."""
 
-    def __init__(self, cfg: MifaConfig, local_lr: float,
-                 lr_schedule: LrSchedule = ConstantLr()) -> None:
-        self.cfg = cfg
-        self.local_lr = local_lr
-        self.lr_schedule = lr_schedule
+    cfg: MifaConfig
 
     def init(self, params, n_samples: np.ndarray) -> dict:
         n = len(n_samples)
         return {"table": zeros(params, n), "seen": np.zeros(n, dtype=bool)}
-
-    def client_payload(self, state, client: int) -> None:
-        return None
 
     def aggregate(self, state, params, outcome: RoundOutcome,
                   updates: Sequence[ClientUpdate]):

@@ -20,9 +20,24 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 import torch
 
+from simfl.core.config.server import ConstantLr, LrSchedule
 from simfl.core.records import ClientUpdate
 
 Params = Mapping[str, torch.Tensor]
+
+
+class TableRule:
+    """What the table-keeping aggregators share: their config, the local step size that
+    normalises updates (``task.lr``) and the server's learning-rate schedule. They send
+    clients nothing beyond the model unless they override :meth:`client_payload`."""
+
+    def __init__(self, cfg, local_lr: float, lr_schedule: LrSchedule = ConstantLr()) -> None:
+        self.cfg = cfg
+        self.local_lr = local_lr
+        self.lr_schedule = lr_schedule
+
+    def client_payload(self, state, client: int) -> None:
+        return None
 
 
 def ordered(updates: Iterable[ClientUpdate], n_clients: int | None = None) -> list[ClientUpdate]:

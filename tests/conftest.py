@@ -31,6 +31,22 @@ def make_sim(n_clients=4, compute_s=(1.0,), upload_s=1.0, download_s=0.0, deadli
         deadline_s=deadline_s, battery=battery, keep_late=keep_late)
 
 
+def vec(*xs):
+    """A float64 vector (the worked examples' precision)."""
+    import torch
+
+    return torch.tensor(xs, dtype=torch.float64)
+
+
+def outcome(r, clients):
+    """Round ``r`` in which every one of ``clients`` (10 samples each) arrived on time."""
+    from simfl.core.records import Arrival, RoundOutcome
+
+    return RoundOutcome(round=r, t_open_s=float(r), t_deadline_s=r + 1.0, t_close_s=r + 1.0,
+                        n_available=len(clients), selected=tuple(clients),
+                        received=tuple(Arrival(c, r, r + 0.5, 10) for c in clients), missing=())
+
+
 def everyone(view):
     return view.available
 

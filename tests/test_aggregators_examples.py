@@ -9,25 +9,16 @@ import math
 import numpy as np
 import pytest
 import torch
+from conftest import outcome, vec
 
 from simfl.algorithms import build_aggregator
 from simfl.algorithms.fedar import rectification_weights
 from simfl.core.config.server import (FedAR, FedAvgIS, FedAvgS, FedLaAvg, FedVARP, Mifa,
                                       Scaffold)
 from simfl.core.errors import ConfigError
-from simfl.core.records import Arrival, ClientUpdate, RoundOutcome
+from simfl.core.records import ClientUpdate
 
 TOL = 1e-6
-
-
-def vec(*xs):
-    return torch.tensor(xs, dtype=torch.float64)
-
-
-def outcome(r, clients):
-    return RoundOutcome(round=r, t_open_s=float(r), t_deadline_s=r + 1.0, t_close_s=r + 1.0,
-                        n_available=len(clients), selected=tuple(clients),
-                        received=tuple(Arrival(c, r, r + 0.5, 10) for c in clients), missing=())
 
 
 def update(client, delta, r=0, n_samples=10, **extra):

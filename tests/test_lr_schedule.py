@@ -6,6 +6,7 @@ The local rule's side (``lr_scale`` in the payload, both executors) is tested in
 
 import pytest
 import torch
+from conftest import outcome, vec
 
 from simfl import apply_overrides, run
 from simfl.algorithms import build_aggregator
@@ -13,19 +14,9 @@ from simfl.core.config import parse_override
 from simfl.core.config.server import (ConstantLr, ExponentialLr, FedAR, FedLaAvg, FedVARP,
                                       InverseRoundLr, Mifa, Server)
 from simfl.core.errors import ConfigError
-from simfl.core.records import Arrival, ClientUpdate, RoundOutcome
+from simfl.core.records import ClientUpdate
 
 TOL = 1e-6
-
-
-def vec(*xs):
-    return torch.tensor(xs, dtype=torch.float64)
-
-
-def outcome(r, clients):
-    return RoundOutcome(round=r, t_open_s=float(r), t_deadline_s=r + 1.0, t_close_s=r + 1.0,
-                        n_available=len(clients), selected=tuple(clients),
-                        received=tuple(Arrival(c, r, r + 0.5, 10) for c in clients), missing=())
 
 
 def trained(client, u, lr, r, scale):

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from simfl.core.config.node import Choice, positive, probability, require
+from simfl.core.config.papers import MIFA
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class Bernoulli(Availability):
     """
 
     kind = "bernoulli"
-    paper = "Gu et al., Fast Federated Learning in the Presence of Arbitrary Device Unavailability (MIFA), NeurIPS 2021"
+    paper = MIFA
     exclusive = (("p", "p_min"),)
     p: float | tuple[float, ...] | None = None
     p_min: float | None = None
@@ -163,7 +164,7 @@ class MifaAdversarial(Availability):
     """
 
     kind = "mifa_adversarial"
-    paper = "Gu et al., Fast Federated Learning in the Presence of Arbitrary Device Unavailability (MIFA), NeurIPS 2021"
+    paper = MIFA
     needs_labels = True
     p_min: float | None = None
 

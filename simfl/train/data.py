@@ -23,6 +23,8 @@ class FederatedData:
     y_test: np.ndarray
     n_features: int
     n_classes: int
+    #: one sample's shape before flattening (``Dataset.input_shape``)
+    input_shape: tuple[int, ...] = ()
 
     @property
     def n_samples(self) -> np.ndarray:
@@ -59,7 +61,8 @@ def build_data(task: Task, rngs: RngTree, sessions: Sessions | None = None) -> F
         parts = split_clients(task.partition, samples.y[train], groups, task.n_clients,
                               rngs.stream("data/partition"))
     return FederatedData(samples.x[train], samples.y[train], tuple(parts),
-                         samples.x[test], samples.y[test], n_features, n_classes)
+                         samples.x[test], samples.y[test], n_features, n_classes,
+                         task.dataset.input_shape())
 
 
 def _check_enough(task: Task, n_train: int) -> None:

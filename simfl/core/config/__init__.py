@@ -19,9 +19,9 @@ from simfl.core.config.server import (Aggregator, ConstantLr, CVaR, ExponentialL
                                       InverseRoundLr, LrSchedule, Mifa, Scaffold, Server)
 from simfl.core.config.sampler import (AllAvailable, FedGS, LongestAbsent, Md, PowerOfChoice,
                                        Sampler, Uniform, WaitGroup)
-from simfl.core.config.task import (Blobs, Dataset, Digits, Dirichlet, Iid, Logreg, Mlp, Model,
-                                    Native, Partition, Quadratic, Shards, Synthetic, Task)
-from simfl.core.config.task import Mnist5k
+from simfl.core.config.dataset import Blobs, Dataset, Digits, Mnist5k, Quadratic, Synthetic
+from simfl.core.config.model import Logreg, Mlp, Model
+from simfl.core.config.task import Dirichlet, Iid, Native, Partition, Shards, Task
 
 __all__ = [
     "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule",

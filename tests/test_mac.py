@@ -204,3 +204,43 @@ def test_server_side_never_reads_the_relay_probabilities(tiny_scenario, tmp_path
     dropped = [m for o in first.outcomes for m in o.missing if m.reason == "collided"]
     assert dropped and all(m.client % 3 == 0 for m in dropped)
     assert first.summary["final_accuracy"] == second.summary["final_accuracy"]
+
+
+# ---- TDMA energy: waiting for the slot costs idle power, transmitting costs the airtime
+
+def _tdma_energy_sim(energy, mode):
+    from simfl.sim.battery import Batteries
+
+    # three clients, 0.25 s of airtime each, frames of 3 x 0.1 s slots from t = 0
+    return with_mac(make_sim(n_clients=3, compute_s=(0.0,), upload_s=0.25, deadline_s=10.0,
+                             battery=Batteries(3, None, energy)),
+                    TdmaMac(mode=mode, slot_s=0.1))
+
+
+@pytest.mark.parametrize("per_bit", [False, True])
+def test_tdma_slots_charge_airtime_at_tx_power_and_the_wait_at_idle(per_bit):
+    from simfl.core.config import Energy
+
+    tx = dict(tx_j_per_bit=2.0 / 8000) if per_bit else dict(tx_w=8.0)  # 2 J per upload
+    sim = _tdma_energy_sim(Energy(idle_w=0.5, compute_w=0.0, rx_w=0.0, **tx), "slots")
+    outcome = sim.run_round(0, everyone)
+    finish = {0: 0.65, 1: 0.75, 2: 0.85}
+    assert arrivals(outcome) == pytest.approx(finish)
+    airtime_j = 0.25 * 8.0 if not per_bit else 8000 * 2.0 / 8000
+    expected = {c: airtime_j + 0.5 * (t - 0.25) for c, t in finish.items()}
+    assert sim.battery.used_j.tolist() == pytest.approx([expected[c] for c in range(3)],
+                                                        abs=1e-12)
+    assert outcome.energy_j == pytest.approx(sum(expected.values()), abs=1e-12)
+
+
+def test_tdma_shared_transmits_the_whole_longer_attempt():
+    from simfl.core.config import Energy
+
+    # a third of the rate each: 0.75 s on air at 8 W, or exactly 2 J of bits per upload
+    sim = _tdma_energy_sim(Energy(idle_w=0.5, compute_w=0.0, rx_w=0.0, tx_w=8.0), "shared")
+    sim.run_round(0, everyone)
+    assert sim.battery.used_j.tolist() == pytest.approx([6.0] * 3, abs=1e-12)
+    sim = _tdma_energy_sim(Energy(idle_w=0.5, compute_w=0.0, rx_w=0.0,
+                                  tx_j_per_bit=2.0 / 8000), "shared")
+    sim.run_round(0, everyone)
+    assert sim.battery.used_j.tolist() == pytest.approx([2.0] * 3, abs=1e-12)

@@ -168,14 +168,21 @@ class Batteries:
         self._settle(client)
         self._proc[client] = process
 
-    def switch(self, client: int, state: str, n_bits: float = 0.0, airtime_s: float = 0.0) -> None:
+    def switch(self, client: int, state: str, n_bits: float = 0.0, airtime_s: float = 0.0,
+               wall_s: float | None = None) -> None:
         """``client`` enters ``state`` (``rx``, ``compute``, ``tx``) now; a transfer
-        attempt passes its ``n_bits`` and ``airtime_s``. Work outside a round (a
-        sampler's query exchange, never begun) is not charged."""
+        attempt passes its ``n_bits``, the ``airtime_s`` its radio is on and, when a MAC
+        makes it last longer (TDMA slots), its ``wall_s``: the device then draws, over
+        ``wall_s``, the average of the transfer's power over its airtime and idle power
+        over the wait (same total; a death mid-attempt is placed by that average). Work
+        outside a round (a sampler's query exchange, never begun) is not charged."""
         if client not in self._proc:
             return
         self._settle(client)
-        self._busy_w[client] = self._power_w(client, state, n_bits, airtime_s)
+        power_w = self._power_w(client, state, n_bits, airtime_s)
+        if wall_s is not None and wall_s != airtime_s and state in ("tx", "rx"):
+            power_w = self._spread_w(power_w, airtime_s, wall_s)
+        self._busy_w[client] = power_w
         if self.cfg is not None:
             self._arm(client)
 
@@ -225,6 +232,14 @@ class Batteries:
             return n_bits * per_bit / airtime_s
         self._spend_now(client, n_bits * per_bit)  # an instantaneous transfer: a lump
         return 0.0
+
+    def _spread_w(self, power_w: float, airtime_s: float, wall_s: float) -> float:
+        """Average power over ``wall_s`` of ``airtime_s`` at ``power_w`` and idle power for
+        the rest (``power_w`` is 0 when :meth:`_power_w` charged the transfer as a lump)."""
+        if wall_s <= 0:
+            return power_w
+        energy_j = power_w * airtime_s + self.energy.idle_w * max(wall_s - airtime_s, 0.0)
+        return energy_j / wall_s
 
     def _spend_now(self, client: int, energy_j: float) -> None:
         """Spend ``energy_j`` at once; from the battery (unplugged) at most what it holds."""

@@ -76,6 +76,11 @@ class IdealAccess:
     def wall_time_s(self, client: int, t_s: float, airtime_s: float) -> float:
         return airtime_s
 
+    def radio_s(self, client: int, airtime_s: float, wall_s: float) -> float:
+        """Seconds of an attempt's ``wall_s`` in which the device's radio transmits; it
+        waits (at idle power) for the rest. Without sharing: the whole airtime."""
+        return airtime_s
+
     def forwards(self, client: int) -> bool:
         return True
 
@@ -95,6 +100,11 @@ class TdmaAccess(IdealAccess):
             return airtime_s * self._n
         return tdma_finish_s(t_s - self._t_open_s, airtime_s, self._rank[client], self._n,
                              self.cfg.slot_s) + self._t_open_s - t_s
+
+    def radio_s(self, client: int, airtime_s: float, wall_s: float) -> float:
+        """Slots: the radio is on only in the client's own slots (its airtime) and waits
+        for them in between; shared: it transmits for the whole, n times longer, attempt."""
+        return wall_s if self.cfg.mode == "shared" else airtime_s
 
 
 def tdma_finish_s(ready_s: float, airtime_s: float, rank: int, n_slots: int,

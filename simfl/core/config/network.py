@@ -224,7 +224,10 @@ class TdmaMac(Mac):
     transmits only inside its own slot, so an attempt of airtime A ready at time t ends
     when A seconds of its slots have elapsed after t. ``mode = "shared"``: the uplink's
     rate is split equally among the n clients that start the round (frequency division,
-    fixed for the round), so every attempt's airtime is n times longer. Assumptions:
+    fixed for the round), so every attempt's airtime is n times longer. Energy: with
+    slots the radio transmits only in its own slots (the attempt's airtime at ``tx_w``,
+    or its bits at ``tx_j_per_bit``) and waits for them at ``idle_w``; shared, it
+    transmits for the whole, n times longer, attempt. Assumptions:
     perfect synchronisation, no guard times, a slot left unused by a finished client is
     not reassigned, the shares are not re-divided when clients finish.
     """

@@ -176,8 +176,12 @@ class RayleighChannel(Channel):
     |h|^2 ~ Exp(1) (Rayleigh), or with ``k_factor`` K > 0 the Rician power gain
     (line-of-sight to scattered power ratio K, linear; mean gain 1). One independent
     draw per attempt, constant during the attempt; a shannon rate turns the same draw
-    into the attempt's airtime. ``threshold_db = null`` disables outage losses (only the
-    rate then depends on the draw). ``mean_snr_db`` is the SNR at the reference distance
+    into the attempt's airtime. With a shannon rate and a threshold, the threshold is
+    the lowest SNR the link's rates serve: an attempt at or above it runs at the
+    capacity of its SNR, one in outage is sent at the threshold's rate (airtime bits /
+    R(threshold)) and lost, so no attempt lasts longer than at the threshold's rate.
+    ``threshold_db = null`` disables outage losses (only the rate then depends on the
+    draw, and a deep fade makes a very long attempt). ``mean_snr_db`` is the SNR at the reference distance
     when ``distance`` is set. Not modelled: correlation of the fading between attempts
     or directions, fading within an attempt (no ergodic averaging), shadowing,
     interference.

@@ -71,7 +71,9 @@ class FedGSMode(Availability):
 
     ``redraw_until_nonempty`` repeats a round's draw until at least one client is
     online (the FedGS simulator's loop); otherwise a round may have nobody online.
-    ``variant`` picks the FedGS-repository formula/default (``fedgs``) or FLGo's.
+    ``variant`` picks the FedGS-repository formula/default (``fedgs``) or FLGo's. The
+    round counter t of the time-varying modes is the 0-based round index for ``fedgs``
+    and the index + 1 for ``flgo`` (FLGo numbers its first round 1).
     """
 
     paper = _FEDGS

@@ -244,3 +244,45 @@ def test_tdma_shared_transmits_the_whole_longer_attempt():
                                   tx_j_per_bit=2.0 / 8000), "shared")
     sim.run_round(0, everyone)
     assert sim.battery.used_j.tolist() == pytest.approx([2.0] * 3, abs=1e-12)
+
+
+def test_relay_aloha_with_a_billion_slots_is_instant():
+    import time
+
+    import numpy as np
+
+    from simfl.core.rng import RngTree
+    from simfl.sim.mac import aloha_heard
+
+    rng = RngTree(0).stream("relay")
+    started = time.perf_counter()
+    heard = aloha_heard(np.full(200, 0.05), 10**9, rng)
+    assert heard.all()  # everyone is heard long before a billion slots
+    # two clients that always transmit collide forever; p = 0 never transmits
+    assert not aloha_heard(np.array([1.0, 1.0, 0.5]), 10**9, rng).any()
+    assert aloha_heard(np.array([1.0, 0.0, 0.5]), 10**9, rng).tolist() == [True, False, True]
+    assert not aloha_heard(np.array([1e-300, 1e-300]), 10**9, rng).any()
+    assert time.perf_counter() - started < 1.0
+    sim = with_mac(make_sim(n_clients=4), RelayMac(policy="aloha", probs=0.2, slots=10**9))
+    assert len(sim.run_round(0, everyone).received) == 4
+
+
+@pytest.mark.parametrize("override, field", [
+    ("network.mac.slot_s=1e-300", "slot_s"), ("network.mac.slot_s=1e9", "slot_s"),
+    ("network.mac.access_prob=1e-300", "access_prob"), ("network.mac.cw_max=1e18", "cw_max"),
+])
+def test_aloha_absurd_slots_and_probabilities_are_refused(override, field, capsys):
+    code = cli_main(["validate", "quickstart", "--set", "network.mac.kind=slotted_aloha",
+                     "--set", override])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and f"network.mac.{field}" in err[0]
+
+
+def test_aloha_smallest_access_probability_runs_without_overflow():
+    sim = with_mac(make_sim(n_clients=3, compute_s=(0.0,), deadline_s=5.0),
+                   SlottedAlohaMac(access_prob=1e-9, slot_s=1e-6))
+    outcome = sim.run_round(0, everyone)
+    assert reasons(outcome) == {0: "collided", 1: "collided", 2: "collided"}
+    sim = with_mac(make_sim(n_clients=3, compute_s=(0.0,), deadline_s=5.0),
+                   SlottedAlohaMac(access_prob=(1.0, 1.0, 1e-9), slot_s=1e-6, max_attempts=2))
+    assert set(reasons(sim.run_round(0, everyone))) == {0, 1, 2}

@@ -219,6 +219,20 @@ def _per_client(node: Node, name: str) -> None:
     require(getattr(node, name) != (), name, (), "a probability or a non-empty list of them")
 
 
+#: shortest and longest MAC slot (seconds): a microsecond to a few hours
+MIN_SLOT_S, MAX_SLOT_S = 1e-6, 1e4
+#: smallest non-zero ALOHA access probability (mean wait 1e9 slots)
+MIN_ACCESS_PROB = 1e-9
+#: largest ALOHA contention window (slots)
+MAX_WINDOW = 2 ** 30
+
+
+def _slot(node: Node, name: str = "slot_s") -> None:
+    value = getattr(node, name)
+    require(MIN_SLOT_S <= value <= MAX_SLOT_S, name, value,
+            f"a slot length in [{MIN_SLOT_S:g}, {MAX_SLOT_S:g}] seconds")
+
+
 @dataclass(frozen=True)
 class TdmaMac(Mac):
     """Time division: one slot per invited client per frame, or equal bandwidth shares.
@@ -243,6 +257,7 @@ class TdmaMac(Mac):
     def validate(self) -> None:
         positive(self, "slot_s")
         _finite(self, "slot_s")
+        _slot(self)
 
 
 @dataclass(frozen=True)
@@ -278,10 +293,16 @@ class SlottedAlohaMac(Mac):
 
     def validate(self) -> None:
         _per_client(self, "access_prob")
+        probs = self.access_prob if isinstance(self.access_prob, tuple) else (self.access_prob,)
+        require(all(p == 0.0 or p >= MIN_ACCESS_PROB for p in probs), "access_prob",
+                self.access_prob, f"0 or a probability in [{MIN_ACCESS_PROB:g}, 1]")
         positive(self, "slot_s", "channels", "cw_min", "max_attempts")
         _finite(self, "slot_s")
+        _slot(self)
         require(self.cw_max >= self.cw_min, "cw_max", self.cw_max,
                 f"an integer >= cw_min = {self.cw_min}")
+        require(self.cw_max <= MAX_WINDOW, "cw_max", self.cw_max,
+                f"an integer <= {MAX_WINDOW} (2^30 slots)")
 
 
 @dataclass(frozen=True)

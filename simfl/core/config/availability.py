@@ -268,3 +268,5 @@ class Trace(Availability):
     def validate(self) -> None:
         require(bool(self.path), "path", self.path, "the path of a trace file")
         positive(self, "period_s")
+        require(self.period_s is None or math.isfinite(self.period_s), "period_s",
+                self.period_s, "a finite number of seconds > 0, or null")

@@ -17,7 +17,8 @@ class Energy(Node):
     its airtime times ``tx_w``/``rx_w``, or its bits times ``tx_j_per_bit``/
     ``rx_j_per_bit`` (set one of each pair); every attempt is charged, retries
     included. Time an attempt spends waiting for its medium (TDMA slots of other
-    clients, a busy ALOHA data channel) is charged at ``idle_w``. Defaults are board-level figures of a Raspberry Pi training a small
+    clients, a busy ALOHA data channel) is charged at ``idle_w``. Defaults are
+    board-level figures of a Raspberry Pi training a small
     model (about 5 W computing, 4 W transmitting; NETWORK_MODELS.md section 3.2, from
     ns3-fl's fitted models) and no idle drain. A round's ``energy_j`` (rounds.csv) is
     what its work used (download, compute, waiting for medium access, upload), from the

@@ -181,8 +181,8 @@ class RayleighChannel(Channel):
     capacity of its SNR, one in outage is sent at the threshold's rate (airtime bits /
     R(threshold)) and lost, so no attempt lasts longer than at the threshold's rate.
     ``threshold_db = null`` disables outage losses (only the rate then depends on the
-    draw, and a deep fade makes a very long attempt). ``mean_snr_db`` is the SNR at the reference distance
-    when ``distance`` is set. Not modelled: correlation of the fading between attempts
+    draw, and a deep fade makes a very long attempt). ``mean_snr_db`` is the SNR at the
+    reference distance when ``distance`` is set. Not modelled: correlation of the fading between attempts
     or directions, fading within an attempt (no ergodic averaging), shadowing,
     interference.
     """

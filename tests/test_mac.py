@@ -2,6 +2,7 @@
 
 import csv
 
+import numpy as np
 import pytest
 
 from conftest import everyone, make_sim
@@ -286,3 +287,59 @@ def test_aloha_smallest_access_probability_runs_without_overflow():
     sim = with_mac(make_sim(n_clients=3, compute_s=(0.0,), deadline_s=5.0),
                    SlottedAlohaMac(access_prob=(1.0, 1.0, 1e-9), slot_s=1e-6, max_attempts=2))
     assert set(reasons(sim.run_round(0, everyone))) == {0, 1, 2}
+
+
+# ---- slotted ALOHA data phase: parallel uploads or one per data channel at a time
+
+def _granted_in_turn(data_phase, channels=1, energy=None, deadline_s=10.0):
+    """Clients ready at 0, 0.05 and 0.25 s transmit alone in slots 0, 1 and 3 (0.1 s
+    slots, access prob 1), so they are granted at 0.1, 0.2 and 0.4 s; uploads take 1 s."""
+    from simfl.sim.battery import Batteries
+
+    battery = None if energy is None else Batteries(3, None, energy)
+    sim = make_sim(n_clients=3, compute_s=(0.0, 0.05, 0.25), upload_s=1.0,
+                   deadline_s=deadline_s, battery=battery)
+    return with_mac(sim, SlottedAlohaMac(access_prob=1.0, slot_s=0.1, channels=channels,
+                                         data_phase=data_phase))
+
+
+def test_aloha_parallel_data_phase_uploads_at_once_after_access():
+    outcome = _granted_in_turn("parallel").run_round(0, everyone)
+    assert arrivals(outcome) == pytest.approx({0: 1.1, 1: 1.2, 2: 1.4})
+    assert SlottedAlohaMac().data_phase == "parallel"
+
+
+def test_aloha_serialised_data_phase_one_upload_per_channel():
+    outcome = _granted_in_turn("serialised").run_round(0, everyone)
+    assert arrivals(outcome) == pytest.approx({0: 1.1, 1: 2.1, 2: 3.1})
+    outcome = _granted_in_turn("serialised", channels=2).run_round(0, everyone)
+    assert arrivals(outcome) == pytest.approx({0: 1.1, 1: 1.2, 2: 2.1})
+
+
+def test_aloha_serialised_wait_for_the_channel_costs_idle_power():
+    from simfl.core.config import Energy
+
+    energy = Energy(idle_w=0.5, compute_w=0.0, tx_w=2.0, rx_w=0.0)
+    parallel = _granted_in_turn("parallel", energy=energy)
+    parallel.run_round(0, everyone)
+    serial = _granted_in_turn("serialised", energy=energy)
+    serial.run_round(0, everyone)
+    waits = np.array([0.0, 0.9, 1.7])  # 1.1 - 0.2 and 2.1 - 0.4
+    assert serial.battery.used_j - parallel.battery.used_j == pytest.approx(0.5 * waits)
+
+
+def test_aloha_serialised_queue_is_freed_by_clients_that_leave():
+    # the round closes at 1.5 s: client 1 (on air since 1.1) and client 2 (queued for
+    # 2.1) leave; the next round's first upload must not wait for their reservations
+    sim = _granted_in_turn("serialised", deadline_s=1.5)
+    first = sim.run_round(0, everyone)
+    assert arrivals(first) == pytest.approx({0: 1.1}) and len(first.missing) == 2
+    second = sim.run_round(1, lambda view: np.array([0]))
+    assert second.t_open_s == pytest.approx(1.5)
+    # slot grid from t = 0: ready at 1.5, transmits in slot 15, granted at 1.6
+    assert arrivals(second) == pytest.approx({0: 2.6})
+
+
+def test_aloha_data_phase_is_checked():
+    with pytest.raises(ConfigError, match="data_phase"):
+        SlottedAlohaMac(data_phase="queued")

@@ -162,6 +162,11 @@ class SlottedAloha(IdealAccess):
         self._counted = 0  # slots before this one are accounted in slot_stats
         self._n = 0  # contenders from slot _counted on (before its changes)
         self._rng = rngs.stream("mac/aloha/round/-1")
+        # serialised data phase: when each data channel is next free, the attempts
+        # queued on it (client -> (start, end)) and the channel of each queued client
+        self._free_s = [0.0] * cfg.channels
+        self._held: list[dict[int, tuple[float, float]]] = [{} for _ in range(cfg.channels)]
+        self._channel_of: dict[int, int] = {}
 
     # ---- the round and the device's calls
 
@@ -190,7 +195,36 @@ class SlottedAloha(IdealAccess):
         self._schedule(start + first)
         return event
 
+    def wall_time_s(self, client: int, t_s: float, airtime_s: float) -> float:
+        """Parallel data phase: the airtime. Serialised: the wait for the data channel
+        that is free first (in order of request) plus the airtime on it."""
+        if self.cfg.data_phase == "parallel":
+            return airtime_s
+        self._release(client, t_s)  # a retry queues again
+        k = min(range(self.cfg.channels), key=lambda c: (self._free_s[c], c))
+        start_s = max(t_s, self._free_s[k])
+        end_s = start_s + airtime_s
+        self._free_s[k] = end_s
+        self._held[k][client] = (start_s, end_s)
+        self._channel_of[client] = k
+        return end_s - t_s
+
+    def _release(self, client: int, now_s: float) -> None:
+        """Take ``client``'s queued or running data attempt off its channel: the channel
+        is then free after the attempts still queued on it (or now)."""
+        k = self._channel_of.pop(client, None)
+        if k is None:
+            return
+        held = self._held[k]
+        held.pop(client, None)
+        for done in [c for c, (_, end_s) in held.items() if end_s <= now_s]:
+            del held[done]
+            self._channel_of.pop(done, None)
+        self._free_s[k] = max([now_s] + [end_s for _, end_s in held.values()])
+
     def leave(self, client: int) -> bool:
+        if self.cfg.data_phase == "serialised":
+            self._release(client, self.env.now)
         if self._waiting.pop(client, None) is None:
             return False
         self.next_slot[client] = NEVER

@@ -272,12 +272,21 @@ class SlottedAlohaMac(Mac):
     min(2^k cw_min, cw_max) after k collisions. Each transmitter picks one of
     ``channels`` orthogonal access channels uniformly; a slot's channel carries a
     success iff exactly one client chose it (N p (1-p)^(N-1) successes per slot for N
-    saturated clients and one channel). A success grants the client the uplink for its
-    whole upload (with ARQ), which then takes its link airtime without further
-    contention; a client still contending when the round closes, or after
-    ``max_attempts`` collided transmissions, is missing with reason ``collided``. Every
-    transmission costs ``slot_s`` of airtime. Not modelled: capture effect, carrier
-    sensing, interference between the data transfers of granted clients.
+    saturated clients and one channel). A client still contending when the round
+    closes, or after ``max_attempts`` collided transmissions, is missing with reason
+    ``collided``. Every contention transmission costs ``slot_s`` of airtime.
+
+    What a success grants depends on ``data_phase``. ``"parallel"`` (default): the
+    access slots are a request channel and a success gives the client its own data
+    resource, so its upload (with ARQ) takes its link airtime at the full rate at once,
+    however many other granted clients upload at the same time (as when random access
+    is followed by scheduled, orthogonal data transmissions). ``"serialised"``: the
+    uploads share ``channels`` data channels, one upload attempt per channel at a time:
+    each attempt (an ARQ retry included) takes the channel that is free first, in order
+    of request, and the client waits for it at idle power. A client that leaves while
+    queued (deadline, battery, offline) frees its place, but attempts already queued
+    behind it keep their start times. Not modelled: capture effect, carrier sensing,
+    interference between data transfers.
     """
 
     kind = "slotted_aloha"
@@ -290,6 +299,7 @@ class SlottedAlohaMac(Mac):
     cw_min: int = 2
     cw_max: int = 1024
     max_attempts: int | None = None
+    data_phase: Literal["parallel", "serialised"] = "parallel"
 
     def validate(self) -> None:
         _per_client(self, "access_prob")

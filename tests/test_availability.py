@@ -81,9 +81,39 @@ def test_y_cycle_fedgs_worked_values():
 
 
 def test_y_cycle_flgo_variant_spans_min_to_max_label():
-    cfg = YCycle(beta=0.5, variant="flgo")  # r_t = (1 + t mod 24) / 24; labels {3, 6} of 0..9
-    on = [t for t in range(24) if p_of(cfg, round=t, labels=[{3, 6}])[0] == 1.0]
-    assert on == [t for t in range(24) if 3 / 9 <= (1 + t) / 24 <= 6 / 9] == list(range(7, 16))
+    # FLGo: its round counter c starts at 1 (simfl round r is c = r + 1), r_c = (1 + c mod
+    # 24) / 24, I = 1 iff min(Y_i)/max(Y) <= r_c <= max(Y_i)/max(Y); labels {3, 6} of 0..9
+    cfg = YCycle(beta=0.5, variant="flgo")
+    rounds = range(60)
+    on = [r for r in rounds if p_of(cfg, round=r, labels=[{3, 6}])[0] == 1.0]
+    assert on == [r for r in rounds if 3 / 9 <= (1 + (r + 1) % 24) / 24 <= 6 / 9]
+    assert on[:3] == [6, 7, 8] and on[8] == 14 and on[9] == 30
+
+
+def _flgo_y_cycle(counter, min_label, max_label, top_label, beta):
+    """FLGo's y_cycle probability at its round counter (written from its formula)."""
+    r = (1 + counter % 24) / 24
+    return beta * int(min_label / top_label <= r <= max_label / top_label) + 1 - beta
+
+
+def _flgo_sin_factor(counter):
+    """FLGo's sin_log_normal factor: 0.4 sin(x) + 0.5, x the (counter mod 24)-th of 24
+    points evenly spaced over [0, 2 pi] (numpy's linspace, end point included)."""
+    return 0.4 * np.sin(np.linspace(0.0, 2.0 * np.pi, 24)[counter % 24]) + 0.5
+
+
+def test_flgo_variant_matches_flgo_round_counter_from_one():
+    labels = [{0, 2}, {3, 6}, {5}, {8, 9}]
+    cfg = YCycle(beta=0.3, variant="flgo")
+    for r in range(50):
+        expected = [_flgo_y_cycle(r + 1, min(y), max(y), 9, 0.3) for y in labels]
+        assert p_of(cfg, round=r, labels=labels) == pytest.approx(expected, abs=1e-12)
+    sln = build_availability(SinLogNormal(beta=0.2, variant="flgo"), 5, RNGS)
+    q = build_availability(LogNormal(beta=0.2, variant="flgo"), 5, RNGS).probabilities(0, 0.0)
+    for r in range(50):
+        assert sln.probabilities(r, 0.0) == pytest.approx(q * _flgo_sin_factor(r + 1), abs=1e-12)
+    # simfl round 0 is FLGo counter 1: the second point of the wave, not its start
+    assert sln.probabilities(0, 0.0) / q == pytest.approx(0.4 * np.sin(2 * np.pi / 23) + 0.5)
 
 
 def test_redraw_until_nonempty():

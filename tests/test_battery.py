@@ -245,3 +245,82 @@ def test_a_late_device_kept_running_draws_busy_power_across_rounds():
     assert b.used_j[1] == pytest.approx(27.5, abs=1e-9)
     assert b.stored_at(10.0)[1] == pytest.approx(100.0 - 27.5 - 0.5 * 0.5, abs=1e-9)
     assert sum(o.energy_j for o in outcomes) == pytest.approx(4 * 5.0 + 27.5, abs=1e-9)
+
+
+class _TooSlow(Exception):
+    pass
+
+
+def _within(seconds, work):
+    """Run ``work()``; fail (instead of hanging the suite) if it takes over ``seconds``."""
+    import signal
+
+    def ring(signum, frame):
+        raise _TooSlow(f"still running after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return work()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_battery_run_of_1e8_simulated_seconds_finishes():
+    # Late in a long run the clock's float resolution (1.5e-8 s at 1e8 s) exceeds the
+    # delay a re-armed depletion timer computes from the few nJ left after rounding: the
+    # timer must still move the clock (or settle), never ring at one instant forever.
+    energy = Energy(idle_w=1.0, compute_w=5.0, tx_w=4.0, rx_w=1.0)
+    battery = Battery(capacity_j=36_000.0, initial_soc=1.0, initial_soc_min=0.3, restart_soc=0.2,
+                      charging=Charging(power_w=10.0, start_hour=22.0, end_hour=6.0, cv_soc=0.8))
+    b = Batteries(3, battery, energy, RngTree(1))
+    sim = make_sim(n_clients=3, compute_s=(4e4, 9e4, 2.5e5), upload_s=30.0, download_s=3.0,
+                   deadline_s=6e5, battery=b)
+
+    def run():
+        r = 0
+        while sim.now_s < 1e8:
+            sim.run_round(r, everyone)
+            r += 1
+        return r
+
+    rounds = _within(60.0, run)
+    assert rounds > 100 and sim.now_s >= 1e8
+    table = b.table()
+    assert table["battery_deaths"].sum() > 0 and (b.stored_j >= 0.0).all()
+
+
+def test_absurd_power_does_not_stall_the_clock():
+    # 1e11 W empties 36 kJ in 0.36 us: a few hundred steps of the clock late in a run
+    energy = Energy(idle_w=0.0, compute_w=1e11, tx_w=4.0, rx_w=1.0)
+    b = Batteries(2, Battery(capacity_j=36_000.0), energy, RngTree(1))
+    sim = make_sim(n_clients=2, compute_s=(1.0,), deadline_s=10.0, battery=b)
+    sim.env.run(until=4.1e6)
+    outcome = _within(30.0, lambda: sim.run_round(0, everyone))
+    assert reasons(outcome) == {0: "battery", 1: "battery"}
+    assert b.deaths.tolist() == [1, 1]
+
+
+def test_charging_day_and_window_lengths_are_bounded():
+    for period_h in (1e-300, 1e-5, float("inf"), float("nan"), 1e7):
+        with pytest.raises(ConfigError, match="period_h"):
+            Charging(period_h=period_h, start_hour=0.0, end_hour=1e-301)
+    with pytest.raises(ConfigError, match="end_hour .*one second"):
+        Charging(start_hour=1.0, end_hour=1.0 + 1e-9)
+    with pytest.raises(ConfigError, match="cv_tau_s"):
+        Charging(cv_soc=0.5, cv_tau_s=float("inf"))
+    assert Charging(period_h=2.0 / 3600.0, start_hour=0.0, end_hour=1.0 / 3600.0).period_h > 0
+
+
+def test_a_device_never_spends_more_than_its_battery_held():
+    # at 4.1e6 s one clock step is 4.7e-10 s, 47 J at 1e11 W: a timer that rings a step
+    # late must not leave the battery overdrawn or charge the energy it did not have
+    energy = Energy(idle_w=0.0, compute_w=1e11, tx_w=4.0, rx_w=1.0)
+    b = Batteries(2, Battery(capacity_j=36_000.0), energy, RngTree(1))
+    sim = make_sim(n_clients=2, compute_s=(1.0,), deadline_s=10.0, battery=b)
+    sim.env.run(until=4.1e6)
+    outcome = _within(30.0, lambda: sim.run_round(0, everyone))
+    assert b.min_stored_j.tolist() == [0.0, 0.0]
+    assert b.used_j == pytest.approx([36_000.0, 36_000.0], rel=1e-12)
+    assert outcome.energy_j == pytest.approx(72_000.0, rel=1e-12)

@@ -2,6 +2,7 @@
 
 import csv
 
+import numpy as np
 import pytest
 
 from conftest import everyone, make_sim
@@ -204,3 +205,141 @@ def test_server_side_never_reads_the_relay_probabilities(tiny_scenario, tmp_path
     dropped = [m for o in first.outcomes for m in o.missing if m.reason == "collided"]
     assert dropped and all(m.client % 3 == 0 for m in dropped)
     assert first.summary["final_accuracy"] == second.summary["final_accuracy"]
+
+
+# ---- TDMA energy: waiting for the slot costs idle power, transmitting costs the airtime
+
+def _tdma_energy_sim(energy, mode):
+    from simfl.sim.battery import Batteries
+
+    # three clients, 0.25 s of airtime each, frames of 3 x 0.1 s slots from t = 0
+    return with_mac(make_sim(n_clients=3, compute_s=(0.0,), upload_s=0.25, deadline_s=10.0,
+                             battery=Batteries(3, None, energy)),
+                    TdmaMac(mode=mode, slot_s=0.1))
+
+
+@pytest.mark.parametrize("per_bit", [False, True])
+def test_tdma_slots_charge_airtime_at_tx_power_and_the_wait_at_idle(per_bit):
+    from simfl.core.config import Energy
+
+    tx = dict(tx_j_per_bit=2.0 / 8000) if per_bit else dict(tx_w=8.0)  # 2 J per upload
+    sim = _tdma_energy_sim(Energy(idle_w=0.5, compute_w=0.0, rx_w=0.0, **tx), "slots")
+    outcome = sim.run_round(0, everyone)
+    finish = {0: 0.65, 1: 0.75, 2: 0.85}
+    assert arrivals(outcome) == pytest.approx(finish)
+    airtime_j = 0.25 * 8.0 if not per_bit else 8000 * 2.0 / 8000
+    expected = {c: airtime_j + 0.5 * (t - 0.25) for c, t in finish.items()}
+    assert sim.battery.used_j.tolist() == pytest.approx([expected[c] for c in range(3)],
+                                                        abs=1e-12)
+    assert outcome.energy_j == pytest.approx(sum(expected.values()), abs=1e-12)
+
+
+def test_tdma_shared_transmits_the_whole_longer_attempt():
+    from simfl.core.config import Energy
+
+    # a third of the rate each: 0.75 s on air at 8 W, or exactly 2 J of bits per upload
+    sim = _tdma_energy_sim(Energy(idle_w=0.5, compute_w=0.0, rx_w=0.0, tx_w=8.0), "shared")
+    sim.run_round(0, everyone)
+    assert sim.battery.used_j.tolist() == pytest.approx([6.0] * 3, abs=1e-12)
+    sim = _tdma_energy_sim(Energy(idle_w=0.5, compute_w=0.0, rx_w=0.0,
+                                  tx_j_per_bit=2.0 / 8000), "shared")
+    sim.run_round(0, everyone)
+    assert sim.battery.used_j.tolist() == pytest.approx([2.0] * 3, abs=1e-12)
+
+
+def test_relay_aloha_with_a_billion_slots_is_instant():
+    import time
+
+    import numpy as np
+
+    from simfl.core.rng import RngTree
+    from simfl.sim.mac import aloha_heard
+
+    rng = RngTree(0).stream("relay")
+    started = time.perf_counter()
+    heard = aloha_heard(np.full(200, 0.05), 10**9, rng)
+    assert heard.all()  # everyone is heard long before a billion slots
+    # two clients that always transmit collide forever; p = 0 never transmits
+    assert not aloha_heard(np.array([1.0, 1.0, 0.5]), 10**9, rng).any()
+    assert aloha_heard(np.array([1.0, 0.0, 0.5]), 10**9, rng).tolist() == [True, False, True]
+    assert not aloha_heard(np.array([1e-300, 1e-300]), 10**9, rng).any()
+    assert time.perf_counter() - started < 1.0
+    sim = with_mac(make_sim(n_clients=4), RelayMac(policy="aloha", probs=0.2, slots=10**9))
+    assert len(sim.run_round(0, everyone).received) == 4
+
+
+@pytest.mark.parametrize("override, field", [
+    ("network.mac.slot_s=1e-300", "slot_s"), ("network.mac.slot_s=1e9", "slot_s"),
+    ("network.mac.access_prob=1e-300", "access_prob"), ("network.mac.cw_max=1e18", "cw_max"),
+])
+def test_aloha_absurd_slots_and_probabilities_are_refused(override, field, capsys):
+    code = cli_main(["validate", "quickstart", "--set", "network.mac.kind=slotted_aloha",
+                     "--set", override])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and f"network.mac.{field}" in err[0]
+
+
+def test_aloha_smallest_access_probability_runs_without_overflow():
+    sim = with_mac(make_sim(n_clients=3, compute_s=(0.0,), deadline_s=5.0),
+                   SlottedAlohaMac(access_prob=1e-9, slot_s=1e-6))
+    outcome = sim.run_round(0, everyone)
+    assert reasons(outcome) == {0: "collided", 1: "collided", 2: "collided"}
+    sim = with_mac(make_sim(n_clients=3, compute_s=(0.0,), deadline_s=5.0),
+                   SlottedAlohaMac(access_prob=(1.0, 1.0, 1e-9), slot_s=1e-6, max_attempts=2))
+    assert set(reasons(sim.run_round(0, everyone))) == {0, 1, 2}
+
+
+# ---- slotted ALOHA data phase: parallel uploads or one per data channel at a time
+
+def _granted_in_turn(data_phase, channels=1, energy=None, deadline_s=10.0):
+    """Clients ready at 0, 0.05 and 0.25 s transmit alone in slots 0, 1 and 3 (0.1 s
+    slots, access prob 1), so they are granted at 0.1, 0.2 and 0.4 s; uploads take 1 s."""
+    from simfl.sim.battery import Batteries
+
+    battery = None if energy is None else Batteries(3, None, energy)
+    sim = make_sim(n_clients=3, compute_s=(0.0, 0.05, 0.25), upload_s=1.0,
+                   deadline_s=deadline_s, battery=battery)
+    return with_mac(sim, SlottedAlohaMac(access_prob=1.0, slot_s=0.1, channels=channels,
+                                         data_phase=data_phase))
+
+
+def test_aloha_parallel_data_phase_uploads_at_once_after_access():
+    outcome = _granted_in_turn("parallel").run_round(0, everyone)
+    assert arrivals(outcome) == pytest.approx({0: 1.1, 1: 1.2, 2: 1.4})
+    assert SlottedAlohaMac().data_phase == "parallel"
+
+
+def test_aloha_serialised_data_phase_one_upload_per_channel():
+    outcome = _granted_in_turn("serialised").run_round(0, everyone)
+    assert arrivals(outcome) == pytest.approx({0: 1.1, 1: 2.1, 2: 3.1})
+    outcome = _granted_in_turn("serialised", channels=2).run_round(0, everyone)
+    assert arrivals(outcome) == pytest.approx({0: 1.1, 1: 1.2, 2: 2.1})
+
+
+def test_aloha_serialised_wait_for_the_channel_costs_idle_power():
+    from simfl.core.config import Energy
+
+    energy = Energy(idle_w=0.5, compute_w=0.0, tx_w=2.0, rx_w=0.0)
+    parallel = _granted_in_turn("parallel", energy=energy)
+    parallel.run_round(0, everyone)
+    serial = _granted_in_turn("serialised", energy=energy)
+    serial.run_round(0, everyone)
+    waits = np.array([0.0, 0.9, 1.7])  # 1.1 - 0.2 and 2.1 - 0.4
+    assert serial.battery.used_j - parallel.battery.used_j == pytest.approx(0.5 * waits)
+
+
+def test_aloha_serialised_queue_is_freed_by_clients_that_leave():
+    # the round closes at 1.5 s: client 1 (on air since 1.1) and client 2 (queued for
+    # 2.1) leave; the next round's first upload must not wait for their reservations
+    sim = _granted_in_turn("serialised", deadline_s=1.5)
+    first = sim.run_round(0, everyone)
+    assert arrivals(first) == pytest.approx({0: 1.1}) and len(first.missing) == 2
+    second = sim.run_round(1, lambda view: np.array([0]))
+    assert second.t_open_s == pytest.approx(1.5)
+    # slot grid from t = 0: ready at 1.5, transmits in slot 15, granted at 1.6
+    assert arrivals(second) == pytest.approx({0: 2.6})
+
+
+def test_aloha_data_phase_is_checked():
+    with pytest.raises(ConfigError, match="data_phase"):
+        SlottedAlohaMac(data_phase="queued")

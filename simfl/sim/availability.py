@@ -116,7 +116,9 @@ class FedGSOnline(PerRoundModel):
     Formulas of the FedGS repository's ``utils/systemic_simulator.py`` (``variant =
     "fedgs"``) or of FLGo's default simulator (``"flgo"``: other MDF/LDF defaults and the
     24-round YCycle). n_i is a client's training-set size, Y_i the set of labels it holds
-    and |Y| the number of classes (labels 0 .. |Y|-1).
+    and |Y| the number of classes (labels 0 .. |Y|-1). The time-varying modes (SLN, YC)
+    read a round counter t: the 0-based round index for ``fedgs``, the index + 1 for
+    ``flgo`` (FLGo's first round is round 1), so simfl's round r matches FLGo's r + 1.
     """
 
     def __init__(self, cfg, n_clients: int, rngs: RngTree, n_samples: OptArray = None,
@@ -146,10 +148,15 @@ class FedGSOnline(PerRoundModel):
         else:
             raise TypeError(f"not a FedGS mode: {cfg!r}")
 
+    def counter(self, round: int) -> int:
+        """The round counter the variant's formulas read: the FedGS repository's t is the
+        0-based round index; FLGo counts rounds from 1, so its t is the index + 1."""
+        return round + 1 if self.cfg.variant == "flgo" else round
+
     def probabilities(self, round: int, t_s: float) -> np.ndarray:
         cfg = self.cfg
         if isinstance(cfg, SinLogNormal):
-            j = round % 24
+            j = self.counter(round) % 24
             return self.p * (0.4 * np.sin(2.0 * np.pi * j / 23.0) + 0.5)
         if isinstance(cfg, YCycle):
             return cfg.beta * self.in_phase(round) + (1.0 - cfg.beta)
@@ -157,7 +164,7 @@ class FedGSOnline(PerRoundModel):
 
     def in_phase(self, round: int) -> np.ndarray:
         """YCycle's indicator I_i(t): the client holds a label of the cycle's phase."""
-        n = self.n_labels
+        n, round = self.n_labels, self.counter(round)
         if self.cfg.variant == "fedgs":
             period = 10 * n
             r = (1 + round % period) / period

@@ -13,7 +13,9 @@ their energy stays exact for whenever they are next advanced. Only a device at w
 a round has a depletion timer; it is re-armed on each of its state changes and at each
 window edge (SimPy cannot cancel a timeout: a generation number makes stale timers
 harmless). When the timer finds the battery empty it interrupts the device's process
-with cause ``"battery"``.
+with cause ``"battery"``. Every timer moves the clock: a delay below the float clock's
+resolution (late in long runs, or at absurd power) is one clock step, and a device that
+rings a step late is charged only what its battery held.
 
 Assumptions: a device that dies draws nothing until it restarts; a plugged-in device's
 load comes from the charger; contention transmissions (slotted ALOHA) are charged when
@@ -34,8 +36,27 @@ from simfl.core.rng import RngTree
 
 #: stored energy at or below which a battery counts as empty (absorbs float rounding)
 EMPTY_J = 1e-9
-#: window edges closer than this to a time count as that time (seconds)
+#: window edges closer than this to a time count as that time (seconds); far from
+#: time 0, a few steps of the clock's float resolution instead (:func:`edge_tol_s`)
 EDGE_S = 1e-9
+#: steps of the clock's resolution (ulp) that an edge tolerance spans at least
+EDGE_ULPS = 4
+
+
+def edge_tol_s(t_s):
+    """Tolerance around a time ``t_s`` (scalar or array) within which an edge counts as ``t_s``:
+    EDGE_S, or ``EDGE_ULPS`` steps of the float clock where those are longer (late in long
+    runs), so that "just after ``t_s``" is always a later clock value."""
+    return np.maximum(EDGE_S, EDGE_ULPS * np.spacing(np.abs(t_s)))
+
+
+def clock_delay_s(now_s: float, delay_s: float) -> float:
+    """``delay_s``, or the smallest delay that moves a float clock at ``now_s`` forward
+    when ``delay_s`` would leave it where it is (a timer must never fire at its own
+    instant over and over)."""
+    if now_s + delay_s > now_s:
+        return delay_s
+    return float(np.nextafter(now_s, np.inf) - now_s)
 
 
 class Batteries:
@@ -147,14 +168,21 @@ class Batteries:
         self._settle(client)
         self._proc[client] = process
 
-    def switch(self, client: int, state: str, n_bits: float = 0.0, airtime_s: float = 0.0) -> None:
+    def switch(self, client: int, state: str, n_bits: float = 0.0, airtime_s: float = 0.0,
+               wall_s: float | None = None) -> None:
         """``client`` enters ``state`` (``rx``, ``compute``, ``tx``) now; a transfer
-        attempt passes its ``n_bits`` and ``airtime_s``. Work outside a round (a
-        sampler's query exchange, never begun) is not charged."""
+        attempt passes its ``n_bits``, the ``airtime_s`` its radio is on and, when a MAC
+        makes it last longer (TDMA slots), its ``wall_s``: the device then draws, over
+        ``wall_s``, the average of the transfer's power over its airtime and idle power
+        over the wait (same total; a death mid-attempt is placed by that average). Work
+        outside a round (a sampler's query exchange, never begun) is not charged."""
         if client not in self._proc:
             return
         self._settle(client)
-        self._busy_w[client] = self._power_w(client, state, n_bits, airtime_s)
+        power_w = self._power_w(client, state, n_bits, airtime_s)
+        if wall_s is not None and wall_s != airtime_s and state in ("tx", "rx"):
+            power_w = self._spread_w(power_w, airtime_s, wall_s)
+        self._busy_w[client] = power_w
         if self.cfg is not None:
             self._arm(client)
 
@@ -205,9 +233,17 @@ class Batteries:
         self._spend_now(client, n_bits * per_bit)  # an instantaneous transfer: a lump
         return 0.0
 
+    def _spread_w(self, power_w: float, airtime_s: float, wall_s: float) -> float:
+        """Average power over ``wall_s`` of ``airtime_s`` at ``power_w`` and idle power for
+        the rest (``power_w`` is 0 when :meth:`_power_w` charged the transfer as a lump)."""
+        if wall_s <= 0:
+            return power_w
+        energy_j = power_w * airtime_s + self.energy.idle_w * max(wall_s - airtime_s, 0.0)
+        return energy_j / wall_s
+
     def _spend_now(self, client: int, energy_j: float) -> None:
         """Spend ``energy_j`` at once; from the battery (unplugged) at most what it holds."""
-        if self.cfg is not None and not self._plugged(self.env.now, self.env.now + EDGE_S):
+        if self.cfg is not None and not self._plugged_after(self.env.now):
             energy_j = min(energy_j, max(self.stored_j[client], 0.0))
             self.stored_j[client] -= energy_j
         self.used_j[client] += energy_j
@@ -245,19 +281,28 @@ class Batteries:
         if self.charging is not None:
             delays.append(float(self._next_edge(np.array([now]))[0]) - now)
         stored_j = max(self.stored_j[client], 0.0)
-        if not self._plugged(now, now + EDGE_S) and (power_w > 0 or stored_j <= EMPTY_J):
+        if not self._plugged_after(now) and (power_w > 0 or stored_j <= EMPTY_J):
             delays.append(stored_j / power_w if power_w > 0 else 0.0)
         if delays:
-            timer = self._timer(self.env, min(delays))
+            # a positive delay always moves the clock (below its resolution: one step),
+            # so a re-armed timer cannot ring at the same instant forever
+            delay_s = min(delays)
+            timer = self._timer(self.env, clock_delay_s(now, delay_s) if delay_s > 0 else 0.0)
             timer.callbacks.append(lambda _event: self._ring(client, generation))
 
     def _ring(self, client: int, generation: int) -> None:
         if self._generation.get(client) != generation:
             return  # stale: the device changed state since this timer was armed
+        lowest_j = self.min_stored_j[client]
         self._settle(client)
-        if self.stored_j[client] > EMPTY_J or self._plugged(self.env.now, self.env.now + EDGE_S):
+        if self.stored_j[client] > EMPTY_J or self._plugged_after(self.env.now):
             self._arm(client)
             return
+        overdrawn_j = -min(self.stored_j[client], 0.0)
+        if overdrawn_j > EMPTY_J:  # the timer rang up to a clock step late (huge power,
+            self.used_j[client] -= overdrawn_j  # late in a run): it had only what it held
+            self._round_j -= overdrawn_j
+            self.min_stored_j[client] = min(lowest_j, 0.0)
         self.dead[client], self.stored_j[client] = True, 0.0
         self.deaths[client] += 1
         self.last_death_s[client] = self.env.now
@@ -324,7 +369,7 @@ class Batteries:
                 else np.full(len(clients), np.inf))
         if self.charging is not None:
             t = np.full(len(clients), float(t_s))
-            plugged = self._plugged(t, t + EDGE_S)
+            plugged = self._plugged(t, t + edge_tol_s(t))
             restart = np.where(plugged & dead, t_s + self._charge_time_s(stored), np.inf)
             flip = np.minimum(np.minimum(np.where(plugged, np.inf, flip), restart),
                               self._next_edge(t))
@@ -363,10 +408,14 @@ class Batteries:
         inside = (start <= h) & (h < stop) if start < stop else (h >= start) | (h < stop)
         return inside if np.ndim(inside) else bool(inside)
 
+    def _plugged_after(self, t_s: float) -> bool:
+        """Whether the device is plugged in just after ``t_s``."""
+        return self._plugged(t_s, t_s + float(edge_tol_s(t_s)))
+
     def _next_edge(self, t_s: np.ndarray) -> np.ndarray:
-        """The first window edge later than ``t_s`` (by more than EDGE_S)."""
+        """The first window edge later than ``t_s`` (by more than :func:`edge_tol_s`)."""
         phase = self._phase_s(t_s)[:, None]
         wait = np.mod(self._edges_s[None, :] - phase, self._period_s)
-        wait = np.where(wait <= EDGE_S, wait + self._period_s, wait)
+        wait = np.where(wait <= edge_tol_s(t_s)[:, None], wait + self._period_s, wait)
         return t_s + wait.min(axis=1)
 

@@ -55,7 +55,7 @@ class Link:
         snr = self._snr(client, rng)
         rate = self.cfg.rate
         if isinstance(rate, ShannonRate):
-            rate_bps = rate.efficiency * rate.bandwidth_hz * math.log2(1.0 + snr)
+            rate_bps = rate.efficiency * rate.bandwidth_hz * math.log2(1.0 + self._rate_snr(snr))
         elif isinstance(rate, FixedRate):
             rate_bps = rate.rate_bps
         else:
@@ -80,6 +80,10 @@ class Link:
         if isinstance(self.cfg.rate, ShannonRate):
             return db_to_linear(self.mean_snr_db(client, self.cfg.rate.snr_db))
         return None
+
+    def _rate_snr(self, snr: float) -> float:
+        """The SNR that sets a shannon rate for an attempt that drew ``snr``."""
+        return snr
 
     def _lost(self, t_s: float, airtime_s: float, snr: float | None, client: int,
               rng: np.random.Generator) -> bool:
@@ -162,9 +166,22 @@ class ContinuousGilbertElliottLink(Link):
 
 
 class RayleighLink(Link):
-    """Block Rayleigh (or Rician) fading: one power gain per attempt; outage below threshold."""
+    """Block Rayleigh (or Rician) fading: one power gain per attempt; outage below threshold.
+
+    With a shannon rate and a threshold, the link's rates span [R(threshold), inf): an
+    attempt whose SNR is at least the threshold runs at the capacity of its SNR; one in
+    outage (SNR < threshold) is sent at the lowest rate, R(threshold), and is lost. So a
+    deep fade costs one lost attempt of airtime bits / R(threshold), never the (unbounded)
+    airtime of its own capacity: mean airtime = bits * E[1 / R(max(SNR, threshold))],
+    loss probability P(SNR < threshold) (Rayleigh: 1 - exp(-threshold / mean SNR)).
+    Without a threshold every attempt arrives at the capacity of its SNR, however low.
+    """
 
     draws = True
+
+    def _rate_snr(self, snr: float) -> float:
+        threshold_db = self.cfg.threshold_db
+        return snr if threshold_db is None else max(snr, db_to_linear(threshold_db))
 
     def _snr(self, client, rng) -> float:
         k = self.cfg.k_factor

@@ -64,11 +64,12 @@ def _transfer(sim: "Simulation", direction: str, client: int, round: int,
     n_bytes = sim.model_bytes if n_bytes is None else n_bytes
     for attempt in range(sim.arq_max_attempts):
         delivery = link.transmit(sim.env.now, n_bytes, rng, client=client)
-        sim.battery.switch(client, "tx" if direction == "uplink" else "rx", 8 * n_bytes,
-                           delivery.airtime_s)
-        wall_s = delivery.airtime_s
+        wall_s = radio_s = delivery.airtime_s
         if direction == "uplink" and stream == "round":  # MAC sharing rule (e.g. TDMA slots)
             wall_s = sim.mac.wall_time_s(client, sim.env.now, delivery.airtime_s)
+            radio_s = sim.mac.radio_s(client, delivery.airtime_s, wall_s)
+        sim.battery.switch(client, "tx" if direction == "uplink" else "rx", 8 * n_bytes,
+                           radio_s, wall_s)
         yield sim.env.timeout(wall_s)
         if delivery.ok:
             return True

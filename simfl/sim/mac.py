@@ -76,6 +76,11 @@ class IdealAccess:
     def wall_time_s(self, client: int, t_s: float, airtime_s: float) -> float:
         return airtime_s
 
+    def radio_s(self, client: int, airtime_s: float, wall_s: float) -> float:
+        """Seconds of an attempt's ``wall_s`` in which the device's radio transmits; it
+        waits (at idle power) for the rest. Without sharing: the whole airtime."""
+        return airtime_s
+
     def forwards(self, client: int) -> bool:
         return True
 
@@ -95,6 +100,11 @@ class TdmaAccess(IdealAccess):
             return airtime_s * self._n
         return tdma_finish_s(t_s - self._t_open_s, airtime_s, self._rank[client], self._n,
                              self.cfg.slot_s) + self._t_open_s - t_s
+
+    def radio_s(self, client: int, airtime_s: float, wall_s: float) -> float:
+        """Slots: the radio is on only in the client's own slots (its airtime) and waits
+        for them in between; shared: it transmits for the whole, n times longer, attempt."""
+        return wall_s if self.cfg.mode == "shared" else airtime_s
 
 
 def tdma_finish_s(ready_s: float, airtime_s: float, rank: int, n_slots: int,
@@ -152,6 +162,11 @@ class SlottedAloha(IdealAccess):
         self._counted = 0  # slots before this one are accounted in slot_stats
         self._n = 0  # contenders from slot _counted on (before its changes)
         self._rng = rngs.stream("mac/aloha/round/-1")
+        # serialised data phase: when each data channel is next free, the attempts
+        # queued on it (client -> (start, end)) and the channel of each queued client
+        self._free_s = [0.0] * cfg.channels
+        self._held: list[dict[int, tuple[float, float]]] = [{} for _ in range(cfg.channels)]
+        self._channel_of: dict[int, int] = {}
 
     # ---- the round and the device's calls
 
@@ -175,12 +190,41 @@ class SlottedAloha(IdealAccess):
             first = int(self._rng.integers(0, cfg.cw_min))
         else:
             first = int(self._rng.geometric(p)) - 1 if p > 0 else NEVER - start
-        self._transmit_in(client, start + first)
+        self._transmit_in(client, min(start + first, NEVER))
         event = self._waiting[client] = self.env.event()
         self._schedule(start + first)
         return event
 
+    def wall_time_s(self, client: int, t_s: float, airtime_s: float) -> float:
+        """Parallel data phase: the airtime. Serialised: the wait for the data channel
+        that is free first (in order of request) plus the airtime on it."""
+        if self.cfg.data_phase == "parallel":
+            return airtime_s
+        self._release(client, t_s)  # a retry queues again
+        k = min(range(self.cfg.channels), key=lambda c: (self._free_s[c], c))
+        start_s = max(t_s, self._free_s[k])
+        end_s = start_s + airtime_s
+        self._free_s[k] = end_s
+        self._held[k][client] = (start_s, end_s)
+        self._channel_of[client] = k
+        return end_s - t_s
+
+    def _release(self, client: int, now_s: float) -> None:
+        """Take ``client``'s queued or running data attempt off its channel: the channel
+        is then free after the attempts still queued on it (or now)."""
+        k = self._channel_of.pop(client, None)
+        if k is None:
+            return
+        held = self._held[k]
+        held.pop(client, None)
+        for done in [c for c, (_, end_s) in held.items() if end_s <= now_s]:
+            del held[done]
+            self._channel_of.pop(done, None)
+        self._free_s[k] = max([now_s] + [end_s for _, end_s in held.values()])
+
     def leave(self, client: int) -> bool:
+        if self.cfg.data_phase == "serialised":
+            self._release(client, self.env.now)
         if self._waiting.pop(client, None) is None:
             return False
         self.next_slot[client] = NEVER
@@ -200,6 +244,10 @@ class SlottedAloha(IdealAccess):
                                 cfg.cw_max)
             return rng.integers(0, window) + 1
         return rng.geometric(self.p[clients])  # they transmitted, so p > 0
+
+    def _after(self, slot: int, gaps: np.ndarray) -> np.ndarray:
+        """``slot + gaps``, saturating at NEVER (a gap beyond the int64 slot grid)."""
+        return slot + np.minimum(gaps, NEVER - slot)
 
     def _transmit_in(self, client: int, slot: int) -> None:
         """``client`` (contending) next transmits in ``slot``; NEVER if it never does."""
@@ -308,8 +356,9 @@ class SlottedAloha(IdealAccess):
                 self.collisions[client] += 1
                 (given_up if self.collisions[client] >= limit else retry).append(client)
         if retry:
-            for client, gap in zip(retry, self._gaps(np.array(retry)).tolist()):
-                self._transmit_in(client, slot + gap)
+            after = self._after(slot, self._gaps(np.array(retry))).tolist()
+            for client, next_slot in zip(retry, after):
+                self._transmit_in(client, next_slot)
         self._grant(sorted(granted + given_up) if given_up else granted, set(granted))
 
     def _resolve_many(self, slot: int, tx: np.ndarray) -> None:
@@ -330,7 +379,7 @@ class SlottedAloha(IdealAccess):
         if cfg.max_attempts is not None:
             give_up = self.collisions[lost] >= cfg.max_attempts
         retry = lost[~give_up]
-        self.next_slot[retry] = slot + self._gaps(retry)
+        self.next_slot[retry] = self._after(slot, self._gaps(retry))
         self._grant(np.sort(np.concatenate([tx[won], lost[give_up]])).tolist(),
                     set(tx[won].tolist()))
 
@@ -405,12 +454,53 @@ def relay_draw(cfg: RelayMac, probs: np.ndarray, started: np.ndarray,
         if k == 0:
             return pool
         return np.sort(rng.choice(pool, size=k, replace=False, p=weights / weights.sum()))
-    heard = np.zeros(len(started), dtype=bool)  # aloha: contend until heard, slots times
-    for _ in range(cfg.slots):
-        tx = ~heard & (rng.random(len(started)) < p)
-        if tx.sum() == 1:
-            heard |= tx
-    return started[heard]
+    return started[aloha_heard(p, cfg.slots, rng)]
+
+
+def aloha_heard(p: np.ndarray, slots: int, rng: np.random.Generator) -> np.ndarray:
+    """Who is heard in ``slots`` slots of slotted ALOHA with access probabilities ``p``,
+    each client contending until its first success (a mask over ``p``).
+
+    Drawn success by success, not slot by slot, so a million slots cost what one does.
+    With the set R still contending (none with p = 1), a slot has exactly one
+    transmitter i with probability s_i = w_i prod_{j in R} (1 - p_j), w_i = p_i / (1 -
+    p_i): the slots up to the next success are Geometric(sum_i s_i), and the client heard
+    is i with probability proportional to w_i. The order in which clients are heard is
+    therefore successive sampling with weights w, drawn at once by sorting E_i / w_i (E_i
+    ~ Exp(1)). A client with p = 1 transmits in every slot: two of them collide forever;
+    a single one is heard first (at Geometric(prod of the others' 1 - p_j)), then the
+    rest contend. Clients with p = 0 never transmit.
+    """
+    heard = np.zeros(len(p), dtype=bool)
+    left = float(slots)
+    sure = np.flatnonzero(p >= 1.0)
+    if len(sure) > 1:
+        return heard
+    unsure = np.flatnonzero((p > 0.0) & (p < 1.0))
+    log_quiet = np.log1p(-p[unsure])  # log P(client does not transmit in a slot)
+    if len(sure) == 1:
+        success = math.exp(log_quiet.sum())
+        if success <= 0.0:
+            return heard
+        left -= float(rng.geometric(success))
+        if left < 0:
+            return heard
+        heard[sure[0]] = True
+    if not len(unsure):
+        return heard
+    w = p[unsure] / (1.0 - p[unsure])
+    order = np.argsort(rng.standard_exponential(len(unsure)) / w, kind="stable")
+    # before the k-th success of the order: R = order[k:], success prob P(R) * W(R)
+    tail_w = np.cumsum(w[order][::-1])[::-1]
+    tail_log = np.cumsum(log_quiet[order][::-1])[::-1]
+    success = np.minimum(np.exp(tail_log) * tail_w, 1.0)
+    possible = success > 0.0
+    if not possible.all():  # the first impossible success stops everything after it
+        stop = int(np.argmin(possible))
+        order, success = order[:stop], success[:stop]
+    gaps = rng.geometric(success).astype(float)
+    heard[unsure[order[np.cumsum(gaps) <= left]]] = True
+    return heard
 
 
 _ACCESS = {IdealMac: IdealAccess, TdmaMac: TdmaAccess, SlottedAlohaMac: SlottedAloha,

@@ -145,6 +145,44 @@ def test_oracles_5_6_fading_outage(k_factor, n, table, oracle):
     oracle(f"5/6 fading outage, K = {k_factor:g}", expected, outage, binomial_tol(expected, n))
 
 
+def _rayleigh_shannon_moments(mean_snr, threshold, bits, bandwidth_hz, points=1_000_000):
+    """E[T] and E[T^2] of T = bits / (W log2(1 + max(S, threshold))), S ~ Exp(mean_snr):
+    the outage part in closed form, the rest by the midpoint rule after S = -m ln u."""
+    def airtime(snr):
+        return bits / (bandwidth_hz * np.log2(1.0 + snr))
+
+    p_out = 1.0 - math.exp(-threshold / mean_snr)
+    top = math.exp(-threshold / mean_snr)  # u in (0, top) <=> S > threshold
+    u = (np.arange(points) + 0.5) * (top / points)
+    t = airtime(-mean_snr * np.log(u))
+    t_out = float(airtime(threshold))
+    first = p_out * t_out + float(t.sum() * top / points)
+    second = p_out * t_out ** 2 + float((t ** 2).sum() * top / points)
+    return p_out, first, second
+
+
+def test_oracle_5b_rayleigh_shannon_outage_airtime(oracle):
+    """Oracle 5b: Rayleigh (mean SNR 10 dB) with a shannon rate (W = 1 MHz) and an outage
+    threshold of 0 dB, B = 1e7 bits. An attempt in outage is sent at the threshold's rate
+    and lost: P(lost) = 1 - exp(-1/10) = 0.095163 and E[airtime] = E[B / (W log2(1 +
+    max(S, 1)))], S ~ Exp(10). n = 40,000 attempts; tolerances 4 standard errors
+    (binomial; CLT with the closed-form variance). No attempt lasts longer than B / (W
+    log2 2) = 10 s."""
+    bits, bandwidth_hz = 1e7, 1e6
+    p_out, mean_s, second = _rayleigh_shannon_moments(10.0, 1.0, bits, bandwidth_hz)
+    assert p_out == pytest.approx(0.095163, abs=1e-6)
+    link = build_link(RayleighChannel(mean_snr_db=10.0, threshold_db=0.0,
+                                      rate=ShannonRate(bandwidth_hz=bandwidth_hz)))
+    rng, n = RngTree(15).stream("channel/uplink/0"), 40_000
+    deliveries = [link.transmit(0.0, int(bits / 8), rng) for _ in range(n)]
+    airtime = np.array([d.airtime_s for d in deliveries])
+    lost = np.array([not d.ok for d in deliveries])
+    assert airtime.max() <= bits / bandwidth_hz
+    oracle("5b Rayleigh + Shannon outage probability", p_out, lost.mean(), binomial_tol(p_out, n))
+    sd = math.sqrt(second - mean_s ** 2)
+    oracle("5b Rayleigh + Shannon mean airtime (s)", mean_s, airtime.mean(), 4 * sd / math.sqrt(n))
+
+
 def test_oracle_8_shannon_upload_time_through_a_round(oracle):
     """Oracle 8: T_up = B / (W log2(1 + SNR)) = 2.8906 s for B = 1e7 bits (1.25 MB),
     W = 1 MHz, SNR = 10 dB, through one Simulation round (0 s compute, instant download).

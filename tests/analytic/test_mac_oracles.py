@@ -187,6 +187,29 @@ def test_relay_aloha_inclusion_one_and_two_slots(oracle):
                    binomial_tol(p, ROUNDS))
 
 
+def symmetric_aloha_inclusion(n, p, slots):
+    """P(a given client is heard within ``slots`` slots), n clients with access p that stop
+    once heard: the number still contending m is a death chain that loses one client in a
+    slot with probability m p (1 - p)^(m - 1); inclusion = (n - E[m after slots]) / n."""
+    dist = np.zeros(n + 1)
+    dist[n] = 1.0
+    m = np.arange(n + 1)
+    q = m * p * (1.0 - p) ** np.maximum(m - 1, 0)
+    for _ in range(slots):
+        dist = dist * (1.0 - q) + np.append(dist[1:] * q[1:], 0.0)
+    return (n - (m * dist).sum()) / n
+
+
+@pytest.mark.parametrize("n, p, slots", [(6, 0.3, 5), (6, 0.3, 40), (3, 0.6, 12)])
+def test_relay_aloha_inclusion_many_slots(n, p, slots, oracle):
+    """Many slots with clients that stop once heard (symmetric access p): the death-chain
+    inclusion probability; the relay draws success by success instead of slot by slot."""
+    expected = symmetric_aloha_inclusion(n, p, slots)
+    freq = inclusion(RelayMac(policy="aloha", probs=p, slots=slots), n, rounds=5000, seed=slots)
+    oracle(f"relay aloha inclusion, N = {n}, p = {p:g}, {slots} slots", expected, freq.mean(),
+           binomial_tol(expected, 5000 * n))
+
+
 # ---- TDMA: deterministic times (exact)
 
 def test_tdma_frame_times_exact():

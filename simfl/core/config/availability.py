@@ -71,7 +71,9 @@ class FedGSMode(Availability):
 
     ``redraw_until_nonempty`` repeats a round's draw until at least one client is
     online (the FedGS simulator's loop); otherwise a round may have nobody online.
-    ``variant`` picks the FedGS-repository formula/default (``fedgs``) or FLGo's.
+    ``variant`` picks the FedGS-repository formula/default (``fedgs``) or FLGo's. The
+    round counter t of the time-varying modes is the 0-based round index for ``fedgs``
+    and the index + 1 for ``flgo`` (FLGo numbers its first round 1).
     """
 
     paper = _FEDGS
@@ -266,3 +268,5 @@ class Trace(Availability):
     def validate(self) -> None:
         require(bool(self.path), "path", self.path, "the path of a trace file")
         positive(self, "period_s")
+        require(self.period_s is None or math.isfinite(self.period_s), "period_s",
+                self.period_s, "a finite number of seconds > 0, or null")

@@ -16,7 +16,9 @@ class Energy(Node):
     ``tx`` (each uplink attempt) and ``rx`` (each downlink attempt). A transfer costs
     its airtime times ``tx_w``/``rx_w``, or its bits times ``tx_j_per_bit``/
     ``rx_j_per_bit`` (set one of each pair); every attempt is charged, retries
-    included. Defaults are board-level figures of a Raspberry Pi training a small
+    included. Time an attempt spends waiting for its medium (TDMA slots of other
+    clients, a busy ALOHA data channel) is charged at ``idle_w``. Defaults are
+    board-level figures of a Raspberry Pi training a small
     model (about 5 W computing, 4 W transmitting; NETWORK_MODELS.md section 3.2, from
     ns3-fl's fitted models) and no idle drain. A round's ``energy_j`` (rounds.csv) is
     what its work used (download, compute, waiting for medium access, upload), from the
@@ -46,6 +48,12 @@ class Energy(Node):
                 self._set_default(watts, default_w)
 
 
+#: shortest charging day, window or gap between windows (hours): one second
+MIN_SPAN_H = 1.0 / 3600.0
+#: longest charging day (hours), about 114 years
+MAX_PERIOD_H = 1e6
+
+
 @dataclass(frozen=True)
 class Charging(Node):
     """A daily plug-in window during which the battery charges.
@@ -71,12 +79,21 @@ class Charging(Node):
     def validate(self) -> None:
         positive(self, "power_w", "period_h", "cv_tau_s")
         require(math.isfinite(self.power_w), "power_w", self.power_w, "a finite number")
+        require(MIN_SPAN_H <= self.period_h <= MAX_PERIOD_H, "period_h", self.period_h,
+                f"a day length in [{MIN_SPAN_H:.6g}, {MAX_PERIOD_H:g}] hours (one second to "
+                "about a century)")
         for name in ("start_hour", "end_hour"):
             value = getattr(self, name)
             require(0.0 <= value < self.period_h, name, value,
                     f"an hour in [0, period_h = {self.period_h:g})")
         require(self.start_hour != self.end_hour, "end_hour", self.end_hour,
                 "an hour different from start_hour")
+        plugged_h = (self.end_hour - self.start_hour) % self.period_h
+        require(min(plugged_h, self.period_h - plugged_h) >= MIN_SPAN_H, "end_hour", self.end_hour,
+                f"an hour that leaves the window and the time between windows at least one "
+                f"second long ({MIN_SPAN_H:.6g} h)")
+        require(self.cv_tau_s is None or math.isfinite(self.cv_tau_s), "cv_tau_s",
+                self.cv_tau_s, "a finite number of seconds")
         probability(self, "cv_soc")
         require(self.cv_soc is None or self.cv_soc < 1.0, "cv_soc", self.cv_soc,
                 "a state of charge in [0, 1) or null")

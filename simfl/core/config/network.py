@@ -176,9 +176,13 @@ class RayleighChannel(Channel):
     |h|^2 ~ Exp(1) (Rayleigh), or with ``k_factor`` K > 0 the Rician power gain
     (line-of-sight to scattered power ratio K, linear; mean gain 1). One independent
     draw per attempt, constant during the attempt; a shannon rate turns the same draw
-    into the attempt's airtime. ``threshold_db = null`` disables outage losses (only the
-    rate then depends on the draw). ``mean_snr_db`` is the SNR at the reference distance
-    when ``distance`` is set. Not modelled: correlation of the fading between attempts
+    into the attempt's airtime. With a shannon rate and a threshold, the threshold is
+    the lowest SNR the link's rates serve: an attempt at or above it runs at the
+    capacity of its SNR, one in outage is sent at the threshold's rate (airtime bits /
+    R(threshold)) and lost, so no attempt lasts longer than at the threshold's rate.
+    ``threshold_db = null`` disables outage losses (only the rate then depends on the
+    draw, and a deep fade makes a very long attempt). ``mean_snr_db`` is the SNR at the
+    reference distance when ``distance`` is set. Not modelled: correlation of the fading between attempts
     or directions, fading within an attempt (no ergodic averaging), shadowing,
     interference.
     """
@@ -215,6 +219,20 @@ def _per_client(node: Node, name: str) -> None:
     require(getattr(node, name) != (), name, (), "a probability or a non-empty list of them")
 
 
+#: shortest and longest MAC slot (seconds): a microsecond to a few hours
+MIN_SLOT_S, MAX_SLOT_S = 1e-6, 1e4
+#: smallest non-zero ALOHA access probability (mean wait 1e9 slots)
+MIN_ACCESS_PROB = 1e-9
+#: largest ALOHA contention window (slots)
+MAX_WINDOW = 2 ** 30
+
+
+def _slot(node: Node, name: str = "slot_s") -> None:
+    value = getattr(node, name)
+    require(MIN_SLOT_S <= value <= MAX_SLOT_S, name, value,
+            f"a slot length in [{MIN_SLOT_S:g}, {MAX_SLOT_S:g}] seconds")
+
+
 @dataclass(frozen=True)
 class TdmaMac(Mac):
     """Time division: one slot per invited client per frame, or equal bandwidth shares.
@@ -224,7 +242,10 @@ class TdmaMac(Mac):
     transmits only inside its own slot, so an attempt of airtime A ready at time t ends
     when A seconds of its slots have elapsed after t. ``mode = "shared"``: the uplink's
     rate is split equally among the n clients that start the round (frequency division,
-    fixed for the round), so every attempt's airtime is n times longer. Assumptions:
+    fixed for the round), so every attempt's airtime is n times longer. Energy: with
+    slots the radio transmits only in its own slots (the attempt's airtime at ``tx_w``,
+    or its bits at ``tx_j_per_bit``) and waits for them at ``idle_w``; shared, it
+    transmits for the whole, n times longer, attempt. Assumptions:
     perfect synchronisation, no guard times, a slot left unused by a finished client is
     not reassigned, the shares are not re-divided when clients finish.
     """
@@ -236,6 +257,7 @@ class TdmaMac(Mac):
     def validate(self) -> None:
         positive(self, "slot_s")
         _finite(self, "slot_s")
+        _slot(self)
 
 
 @dataclass(frozen=True)
@@ -250,12 +272,21 @@ class SlottedAlohaMac(Mac):
     min(2^k cw_min, cw_max) after k collisions. Each transmitter picks one of
     ``channels`` orthogonal access channels uniformly; a slot's channel carries a
     success iff exactly one client chose it (N p (1-p)^(N-1) successes per slot for N
-    saturated clients and one channel). A success grants the client the uplink for its
-    whole upload (with ARQ), which then takes its link airtime without further
-    contention; a client still contending when the round closes, or after
-    ``max_attempts`` collided transmissions, is missing with reason ``collided``. Every
-    transmission costs ``slot_s`` of airtime. Not modelled: capture effect, carrier
-    sensing, interference between the data transfers of granted clients.
+    saturated clients and one channel). A client still contending when the round
+    closes, or after ``max_attempts`` collided transmissions, is missing with reason
+    ``collided``. Every contention transmission costs ``slot_s`` of airtime.
+
+    What a success grants depends on ``data_phase``. ``"parallel"`` (default): the
+    access slots are a request channel and a success gives the client its own data
+    resource, so its upload (with ARQ) takes its link airtime at the full rate at once,
+    however many other granted clients upload at the same time (as when random access
+    is followed by scheduled, orthogonal data transmissions). ``"serialised"``: the
+    uploads share ``channels`` data channels, one upload attempt per channel at a time:
+    each attempt (an ARQ retry included) takes the channel that is free first, in order
+    of request, and the client waits for it at idle power. A client that leaves while
+    queued (deadline, battery, offline) frees its place, but attempts already queued
+    behind it keep their start times. Not modelled: capture effect, carrier sensing,
+    interference between data transfers.
     """
 
     kind = "slotted_aloha"
@@ -268,13 +299,20 @@ class SlottedAlohaMac(Mac):
     cw_min: int = 2
     cw_max: int = 1024
     max_attempts: int | None = None
+    data_phase: Literal["parallel", "serialised"] = "parallel"
 
     def validate(self) -> None:
         _per_client(self, "access_prob")
+        probs = self.access_prob if isinstance(self.access_prob, tuple) else (self.access_prob,)
+        require(all(p == 0.0 or p >= MIN_ACCESS_PROB for p in probs), "access_prob",
+                self.access_prob, f"0 or a probability in [{MIN_ACCESS_PROB:g}, 1]")
         positive(self, "slot_s", "channels", "cw_min", "max_attempts")
         _finite(self, "slot_s")
+        _slot(self)
         require(self.cw_max >= self.cw_min, "cw_max", self.cw_max,
                 f"an integer >= cw_min = {self.cw_min}")
+        require(self.cw_max <= MAX_WINDOW, "cw_max", self.cw_max,
+                f"an integer <= {MAX_WINDOW} (2^30 slots)")
 
 
 @dataclass(frozen=True)

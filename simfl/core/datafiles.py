@@ -167,8 +167,8 @@ _IDX_PARTS = (("train", "images", 3), ("train", "labels", 1),
 
 def _idx_contents(prefix: str) -> str:
     names = [f"{prefix}{split}-{part}-idx{n}-ubyte" for split, part, n in _IDX_PARTS]
-    return (f"{', '.join(names[:3])} and {names[3]}, each plain or .gz (the test files "
-            "may say 'test' for 't10k', as EMNIST's do)")
+    return (f"{', '.join(names[:3])} and {names[3]}, each plain or .gz, with 'test' "
+            "allowed for 't10k' as in EMNIST")
 
 
 def _idx_candidates(where: Path, prefix: str, split: str, part: str, n: int) -> list[Path]:

@@ -481,3 +481,30 @@ def test_a_missing_data_folder_exits_2_naming_it(tmp_path):
     assert done.returncode == 2
     assert str(missing) in done.stderr and "train-images-idx3-ubyte" in done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------------------------
+# the scenarios that read files: on generated files and on the embedded data
+
+needs_cnn = pytest.mark.skipif(not hasattr(__import__("simfl"), "Cnn"),
+                               reason="the scenarios build simfl.Cnn")
+QUICK = ["--quiet", "--set", "run.rounds=2", "--set", "task.model=mlp",
+         "--set", "task.model.hidden=[8]", "--set", "run.eval_every_rounds=1"]
+
+
+@needs_cnn
+@pytest.mark.parametrize("name, write, extra", [
+    ("femnist", lambda p: leaf_folder(p, users=tuple(range(3, 13))), ["task.n_clients=10"]),
+    ("cifar10", lambda p: cifar_folder(p, per_file=20), ["task.n_clients=10"]),
+    ("femnist", None, []), ("cifar10", None, [])])
+def test_file_scenarios_run_on_generated_files_and_on_mnist5k(tmp_path, capsys, name, write,
+                                                             extra):
+    if write is None:
+        sets = ["task.dataset=mnist5k"]
+    else:
+        write(tmp_path / "files")
+        sets = [f"task.dataset.path={tmp_path / 'files'}", *extra]
+    args = [a for s in sets for a in ("--set", s)]
+    assert main(["run", name, *QUICK, *args, "--out", str(tmp_path / "run")]) == 0, \
+        capsys.readouterr().err
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["rounds"] == 2

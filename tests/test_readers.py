@@ -215,8 +215,24 @@ def test_idx_shape_reads_headers_not_the_images(tmp_path):
     path = tmp_path / "train-images-idx3-ubyte"
     path.write_bytes(path.read_bytes()[:100])  # pixels cut off: only the loader notices
     assert Idx(path=str(tmp_path)).shape() == (784, 10)
+    task = Task(dataset=Idx(path=str(tmp_path)), partition=Iid(), n_clients=6)
+    assert list(client_sizes(task, RngTree(0))) == [7, 7, 7, 7, 6, 6]  # all 40 train
     with pytest.raises(DataFileError, match="truncated"):
         load_samples(Idx(path=str(tmp_path)), 4, RngTree(0))
+
+
+@pytest.mark.parametrize("make, cfg", [
+    (lambda p: mnist_folder(p), lambda p: Idx(path=str(p))),
+    (lambda p: cifar_folder(p), lambda p: Cifar10(path=str(p))),
+    (lambda p: write_npz(p / "d.npz", **npz_arrays()), lambda p: Npz(path=str(p / "d.npz")))])
+def test_files_test_split_is_kept_and_the_size_model_agrees(tmp_path, make, cfg):
+    make(tmp_path)
+    task = Task(dataset=cfg(tmp_path), partition=Iid(), n_clients=5, test_fraction=0.5)
+    data = build_data(task, RngTree(1))
+    samples = load_samples(task.dataset, 5, RngTree(1))
+    assert np.array_equal(data.x_test, samples.test.x) and data.n_samples.sum() == len(samples.y)
+    assert np.array_equal(client_sizes(task, RngTree(1)), data.n_samples)
+    assert data.input_shape == task.dataset.input_shape()
 
 
 # ---------------------------------------------------------------------------------

@@ -145,6 +145,14 @@ def test_idx_finds_an_emnist_prefix_and_transposes_its_images(tmp_path):
     assert Idx(path=str(tmp_path), transpose=False).input_shape() == (1, 4, 6)
 
 
+def test_idx_accepts_dotted_names(tmp_path):
+    arrays = mnist_folder(tmp_path)
+    for f in tmp_path.iterdir():
+        f.rename(f.with_name(f.name.replace("s-idx", "s.idx")))  # train-images.idx3-ubyte
+    samples = load_samples(Idx(path=str(tmp_path)), 4, RngTree(0))
+    assert np.array_equal(samples.y, arrays["train"][1])
+
+
 def test_idx_asks_for_a_prefix_when_a_folder_holds_several_sets(tmp_path):
     mnist_folder(tmp_path, prefix="emnist-digits-", test="test")
     mnist_folder(tmp_path, prefix="emnist-mnist-", test="test")

@@ -15,6 +15,7 @@ from simfl.core.config import (
     SessionInit,
     # task: datasets, partitions, models
     Blobs, Digits, Mnist5k, Quadratic, Synthetic, Dirichlet, Iid, Native, Shards, Logreg, Mlp,
+    Cifar10, Cifar100, Idx, Leaf, Npz,
     # population: availability models and session initialisers
     Always, Bernoulli, Diurnal, Ideal, LessDataFirst, LogNormal, Markov, MifaAdversarial,
     MoreDataFirst, SinLogNormal, Trace, YCycle, YMaxFirst,
@@ -47,6 +48,7 @@ __all__ = [
     "Sampler", "SessionInit",
     "Blobs", "Digits", "Mnist5k", "Quadratic", "Synthetic", "Dirichlet", "Iid", "Native",
     "Shards", "Logreg", "Mlp",
+    "Cifar10", "Cifar100", "Idx", "Leaf", "Npz",
     "Always", "Bernoulli", "Diurnal", "Ideal", "LessDataFirst", "LogNormal", "Markov",
     "MifaAdversarial", "MoreDataFirst", "SinLogNormal", "Trace", "YCycle", "YMaxFirst",
     "Average", "Continuous", "Previous", "Similarity",

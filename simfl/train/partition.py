@@ -7,7 +7,8 @@ so that timing-only runs of huge populations cost one integer per client:
 * ``iid``: equal parts, the first ``n % K`` clients one sample more (no randomness);
 * ``shards``: ``per_client`` shards of the ``n_shards`` near-equal shards, dealt by the
   same permutation as the split (drawn before the sample order for this reason);
-* ``native``: each group's training samples;
+* ``native``: each group's training samples (its ``fallback``'s sizes for data without
+  natural clients);
 * ``dirichlet``: per-class proportions applied to the per-class counts of the training
   split; this needs every training label, so it has no size model and
   :func:`simfl.train.data.client_sizes` builds the data set for it.
@@ -83,6 +84,8 @@ def shards_sizes(cfg: Shards, n_train: int, groups: np.ndarray | None, n_clients
 
 
 def native(cfg: Native, y: np.ndarray, groups, n_clients: int, rng: np.random.Generator):
+    if groups is None and cfg.fallback is not None:
+        return split_clients(cfg.fallback, y, None, n_clients, rng)
     if groups is None:
         raise ConfigError("task.partition", "native", "a partition other than native: this "
                           "data set has no natural clients (use iid, dirichlet or shards)")
@@ -92,6 +95,8 @@ def native(cfg: Native, y: np.ndarray, groups, n_clients: int, rng: np.random.Ge
 def native_sizes(cfg: Native, n_train: int, groups: np.ndarray | None, n_clients: int,
                  rng: np.random.Generator) -> np.ndarray:
     """``groups`` here holds each group's number of training samples."""
+    if groups is None and cfg.fallback is not None:
+        return client_sizes(cfg.fallback, n_train, None, n_clients, rng)
     if groups is None:
         native(cfg, np.empty(0), None, n_clients, rng)  # raises the ConfigError
     return np.asarray(groups[:n_clients], dtype=np.int64)
@@ -110,6 +115,8 @@ _SIZE_MODELS = {Iid: iid_sizes, Shards: shards_sizes, Native: native_sizes}
 
 
 def has_size_model(cfg: Partition) -> bool:
+    if isinstance(cfg, Native) and cfg.fallback is not None:
+        return has_size_model(cfg.fallback)
     return type(cfg) in _SIZE_MODELS
 
 

@@ -19,7 +19,8 @@ from simfl.core.config.server import (Aggregator, ConstantLr, CVaR, ExponentialL
                                       InverseRoundLr, LrSchedule, Mifa, Scaffold, Server)
 from simfl.core.config.sampler import (AllAvailable, FedGS, LongestAbsent, Md, PowerOfChoice,
                                        Sampler, Uniform, WaitGroup)
-from simfl.core.config.dataset import Blobs, Dataset, Digits, Mnist5k, Quadratic, Synthetic
+from simfl.core.config.dataset import (Blobs, Cifar10, Cifar100, Dataset, Digits, Idx, Leaf,
+                                       Mnist5k, Npz, Quadratic, Synthetic)
 from simfl.core.config.model import Logreg, Mlp, Model
 from simfl.core.config.task import Dirichlet, Iid, Native, Partition, Shards, Task
 
@@ -40,4 +41,5 @@ __all__ = [
     "RelayMac", "SlottedAlohaMac", "TdmaMac",
     "CVaR", "FedProx", "Quadratic",
     "Mnist5k",
+    "Cifar10", "Cifar100", "Idx", "Leaf", "Npz",
 ]

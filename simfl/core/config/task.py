@@ -54,11 +54,20 @@ class Shards(Partition):
 
 @dataclass(frozen=True)
 class Native(Partition):
-    """Keep the grouping the data set comes with (e.g. synthetic's per-client draws)."""
+    """Keep the grouping the data set comes with (e.g. synthetic's per-client draws).
+
+    ``fallback`` is the partition used for a data set without natural clients (so one
+    scenario runs on LEAF users and on ``mnist5k``); null makes such a data set an error.
+    """
 
     kind = "native"
     paper = ("Caldas et al., LEAF: A Benchmark for Federated Settings, arXiv 1812.01097, "
              "2018 (natural per-user partitions)")
+    fallback: Partition | None = None
+
+    def validate(self) -> None:
+        require(not isinstance(self.fallback, Native), "fallback", "native",
+                "iid, dirichlet or shards (the split of data without natural clients)")
 
 
 @dataclass(frozen=True)

@@ -69,6 +69,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if bar:
             bar.close()
     summary = result.summary
+    for warning in summary.get("warnings", ()):
+        print(f"simfl run: warning: {warning}", file=sys.stderr)
     if not args.quiet:
         acc = summary["final_accuracy"]
         print(f"{result.out_dir}: {summary['rounds']} rounds, {summary['sim_time_s']:.1f} s "

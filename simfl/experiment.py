@@ -22,6 +22,7 @@ from typing import Any, Callable
 import numpy as np
 
 from simfl.algorithms import build_aggregator, build_sampler
+from simfl.algorithms.report import N_AGGREGATED, STEPPED, WAITING_FOR
 from simfl.core.config import Continuous, IdealChannel, Scenario, Similarity
 from simfl.core.errors import ConfigError
 from simfl.core.records import RoundOutcome, TrainJob
@@ -161,7 +162,7 @@ def run_scenario(scenario: Scenario, out_dir: Path | None = None,
         recorder.flush(force=True)
     recorder.clients(sim.battery.table())
     summary = recorder.finish(sim.now_s, sim.n_events, sim.events if run.events else None,
-                              probe.counts)
+                              {**probe.counts, "warnings": probe.warnings + loop.warnings()})
     return RunResult(out_dir, summary, recorder.outcomes, loop.params)
 
 
@@ -188,6 +189,7 @@ class _Probe:
         self.sim, self.data, self.trainer, self.rngs = sim, data, trainer, rngs
         self.params = trainer.params if trainer else None
         self.counts = {"queried_losses": 0, "graph_updates": 0, "query_time_s": 0.0}
+        self.warnings: list[str] = []  # for summary.json: what a sampler had to do without
         self._stats = None
 
     def _exchange(self, round: int, clients: np.ndarray, work: np.ndarray, reply_bytes: int,
@@ -226,7 +228,12 @@ class _Probe:
         answered = self._exchange(0, np.arange(n), self.sim.work_samples, self.sim.model_bytes,
                                   "graph")
         self.counts["graph_updates"] += len(answered)
-        rows = (np.zeros((len(answered), 1)) if self.trainer is None else
+        if len(answered) == 0:  # every row NaN: no edges, every pair of clients at distance 1
+            self.warnings.append(
+                f"no client answered the graph-building exchange within server.deadline_s = "
+                f"{self.sim.deadline_s:g} s: the client graph has no edges, so the sampler "
+                "chooses by its participation counts alone")
+        rows = (np.zeros((len(answered), 1)) if self.trainer is None or len(answered) == 0 else
                 self._client_stats().features(kind, self.params, answered, noise_batch))
         out = np.full((n, rows.shape[1]), np.nan)
         out[answered] = rows
@@ -285,6 +292,9 @@ class _RoundLoop:
         self.accuracy: float | None = None
         self._scored: tuple[Any, tuple, tuple[float, float]] | None = None
         self._n_timed_evals = 1  # the evaluation at t = 0 is the first of the schedule
+        self.n_rounds = self.n_arrived = self.n_trained = 0  # rounds, updates in, trained
+        self.stepped = False  # whether any round moved the global model
+        self.waiting_for: float | None = None  # the aggregator's last WAITING_FOR, if any
 
     def run(self, progress: ProgressFn | None) -> None:
         run = self.scenario.run
@@ -313,12 +323,14 @@ class _RoundLoop:
             self.agg_state = self.aggregator.init(self.params, self.n_samples)
         if self.probe:
             self.probe.params = self.params  # queries ask about the current global model
+        # over-selection: ceil(overcommit * k) invitations, the round closes at the k-th
+        # arrival (Simulation.n_invites; the invitees still at work then are ``late``)
         outcome = self.sim.run_round(
             r, lambda view: self.sampler.select(self.sampler_state, view,
-                                                server.clients_per_round, rng))
+                                                self.sim.n_invites, rng))
         self.sampler_state = self.sampler.observe(self.sampler_state, outcome)
-        self._evaluate_scheduled(outcome.t_close_s, r, before_close=True)
-        n_done = 0
+        self._evaluate_scheduled(outcome.t_close_s, r, before_close=True)  # r rounds done
+        n_trained = n_aggregated = 0
         versions = {r: self.params, **self.versions}
         if self.trainer and len(outcome.received) + len(outcome.late_received) >= server.min_updates:
             # a late upload trains as it would have on time: from its round's model,
@@ -331,14 +343,45 @@ class _RoundLoop:
                 updates = self.trainer.executor.submit(jobs, versions)
             else:  # the continuous initialiser: distil towards the last session's model
                 updates = self.sessions.distill(jobs, versions, teacher)
-            self.params, self.agg_state, _ = self.aggregator.aggregate(
+            # each side counts its own work: the updates the executor returned, the
+            # updates the aggregator says it used; the run's invariant check compares them
+            n_trained = len(updates)
+            self.params, self.agg_state, metrics = self.aggregator.aggregate(
                 self.agg_state, self.params, outcome, updates)
-            n_done = len(updates)
+            n_aggregated = int(metrics[N_AGGREGATED])
+            self.stepped = self.stepped or bool(metrics[STEPPED])
+            self.waiting_for = metrics.get(WAITING_FOR)
         if self.trainer:  # keep a model only while a late device still works from it
             needed = set(self.sim.late_running.values())
             self.versions = {b: v for b, v in versions.items() if b in needed}
-        self.recorder.round(outcome, n_done, n_done, len(outcome.late_received) if n_done else 0)
+        self.n_rounds += 1
+        self.n_arrived += len(outcome.received) + len(outcome.late_received)
+        self.n_trained += n_trained
+        self.recorder.round(outcome, n_trained, n_aggregated,
+                            len(outcome.late_received) if n_trained else 0)
         self._evaluate_scheduled(outcome.t_close_s, r + 1, before_close=False)
+
+    def warnings(self) -> list[str]:
+        """What a user must know to read the run's result (``summary.json`` ``warnings``).
+
+        One case so far: updates arrived but the global model never moved (no round
+        reached ``server.min_updates``, or the aggregator never stepped, e.g. MIFA with
+        ``init = "wait_for_all"`` while some client never reports); every evaluation is
+        then one of the initial model.
+        """
+        if self.trainer is None or self.stepped or self.n_arrived == 0:
+            return []
+        server = self.scenario.server
+        if self.n_trained == 0:
+            why = (f"no round had the server.min_updates = {server.min_updates} arrivals it "
+                   "takes to train")
+        else:
+            why = f"the {server.algorithm.kind} aggregator applied none of them"
+            if self.waiting_for:
+                why += (f" (it was still waiting for the updates of {int(self.waiting_for)} "
+                        "clients)")
+        return [f"the global model was never updated: {self.n_arrived} updates arrived in "
+                f"{self.n_rounds} rounds but {why}; every evaluation is of the initial model"]
 
     def _payload(self, client: int, r: int) -> Any:
         """The aggregator's payload for ``client`` with round r's step-size scale
@@ -348,6 +391,14 @@ class _RoundLoop:
         return payload if scale == 1.0 else {**(payload or {}), "lr_scale": scale}
 
     def _evaluate_scheduled(self, t_close_s: float, completed: int, before_close: bool) -> None:
+        """The evaluations due by ``t_close_s``; ``completed`` rounds are done at each.
+
+        With ``run.eval_every_s`` the times k * eval_every_s before the round's close
+        (``before_close``: the model is still the one the round started from, and the
+        rounds completed are those before it) or at its close (after aggregation). The
+        ``round`` column of ``evals.csv`` is always the number of rounds completed at
+        the evaluation's time: never negative, never decreasing.
+        """
         run = self.scenario.run
         if not self.trainer:
             return
@@ -356,7 +407,7 @@ class _RoundLoop:
                 t_s = self._n_timed_evals * run.eval_every_s
                 if t_s > t_close_s or (before_close and t_s == t_close_s):
                     break
-                self._evaluate(t_s, completed - 1 if before_close else completed)
+                self._evaluate(t_s, completed)
                 self._n_timed_evals += 1
         elif not before_close and completed % run.eval_every_rounds == 0:
             self._evaluate(t_close_s, completed)

@@ -185,3 +185,16 @@ def test_dtype_is_preserved(name, dtype):
         assert all(v.dtype == dtype for v in params.values())
         assert all(t.dtype == dtype for t in tensors(state) if t.is_floating_point())
         assert all(isinstance(v, float) for v in metrics.values())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_rule_reports_the_updates_it_used_and_whether_it_stepped(name):
+    """The round loop records ``n_aggregated`` as aggregated_updates (checked against the
+    executor's count) and warns when no round ever ``stepped``: both must be true."""
+    agg, params, state = build(name)
+    for out, ups in rounds(params):
+        new, state, metrics = agg.aggregate(state, params, out, ups)
+        assert metrics["n_aggregated"] == len(ups)
+        moved = any(not torch.equal(new[k], params[k]) for k in params)
+        assert metrics["stepped"] == float(moved)
+        params = new

@@ -1,7 +1,9 @@
 """Aggregation rules and client samplers, built from their configs.
 
 Aggregators compute on torch tensors; their modules are imported when one is built, so
-that a timing-only run (which builds none) never imports torch.
+that a timing-only run (which builds none) never imports torch. Every aggregator's
+metrics say how many updates it used and whether the model moved
+(:mod:`simfl.algorithms.report`).
 """
 
 from __future__ import annotations

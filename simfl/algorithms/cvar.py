@@ -29,6 +29,7 @@ from typing import Sequence
 import numpy as np
 
 from simfl.algorithms.fedavg import FedAvg
+from simfl.algorithms.report import N_AGGREGATED, STEPPED, report
 from simfl.core.config.server import CVaR as CVaRConfig
 from simfl.core.config.server import FedAvg as FedAvgConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
@@ -60,12 +61,13 @@ class CVaR:
     def aggregate(self, state, params, outcome: RoundOutcome,
                   updates: Sequence[ClientUpdate]):
         if not updates:
-            return params, state, {"n_received": 0.0}
+            return params, state, report(0, False, n_received=0)
         missing = [u.client for u in updates if "t" not in u.extra]
         if missing:
             raise ValueError(f"cvar needs extra['t'] from the cvar local rule; clients {missing} "
                              "sent none")
-        new_params, _, _ = self._average.aggregate(None, params, outcome, updates)
+        new_params, _, averaged = self._average.aggregate(None, params, outcome, updates)
         ordered = sorted(updates, key=lambda u: u.client)  # sum independent of arrival order
         t = float(np.mean([float(u.extra["t"]) for u in ordered]))
-        return new_params, {"t": t}, {"n_received": float(len(updates)), "t": t}
+        return new_params, {"t": t}, report(int(averaged[N_AGGREGATED]), bool(averaged[STEPPED]),
+                                            n_received=len(updates), t=t)

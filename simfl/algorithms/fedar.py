@@ -39,6 +39,7 @@ from typing import Sequence
 
 import numpy as np
 
+from simfl.algorithms.report import report
 from simfl.algorithms.update_table import TableRule, descend, ordered, store, weighted_rows, zeros
 from simfl.core.config.server import FedAR as FedARConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
@@ -75,8 +76,8 @@ class FedAR(TableRule):
                                     self.cfg.psi_cap)
         n_t = int(np.count_nonzero(psi))
         n_late = sum(u.base_round < outcome.round for u in received)
-        metrics = {"n_received": float(len(received) - n_late), "n_late_stored": float(n_late),
-                   "n_contributing": float(n_t)}
+        metrics = report(len(received), n_t > 0, n_received=len(received) - n_late,
+                         n_late_stored=n_late, n_contributing=n_t)
         if n_t == 0:
             return params, new_state, metrics
         direction = weighted_rows(new_state["table"], psi / n_t)

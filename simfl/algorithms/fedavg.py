@@ -16,6 +16,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from simfl.algorithms.report import report
 from simfl.core.config import FedAvg as FedAvgConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
 
@@ -33,7 +34,7 @@ class FedAvg:
     def aggregate(self, state, params, outcome: RoundOutcome,
                   updates: Sequence[ClientUpdate]):
         if not updates:
-            return params, state, {}
+            return params, state, report(0, False)
         updates = sorted(updates, key=lambda u: u.client)  # sums independent of arrival order
         if self.cfg.weighting == "data":
             weights = np.array([u.n_samples for u in updates], dtype=np.float64)
@@ -41,8 +42,8 @@ class FedAvg:
             weights = np.array([outcome.draws(u.client) for u in updates], dtype=np.float64)
         else:
             weights = np.ones(len(updates))
-        if weights.sum() == 0:
-            return params, state, {}
+        if weights.sum() == 0:  # every weight 0 (no received client holds data): no step
+            return params, state, report(len(updates), False)
         weights = weights / weights.sum()
         # a running in-place sum in client order, deterministic and without a [K, ...] stack
         # of the deltas (measured in a run, 100 clients of an MLP 784-100-10, one thread:
@@ -56,4 +57,4 @@ class FedAvg:
             else:
                 torch._foreach_add_(step, delta, alpha=w)
         new = torch._foreach_add([params[name] for name in names], step, alpha=self.cfg.server_lr)
-        return dict(zip(names, new)), state, {}
+        return dict(zip(names, new)), state, report(len(updates), True)

@@ -18,6 +18,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from simfl.algorithms.report import report
 from simfl.algorithms.update_table import cast, ordered
 from simfl.core.config.server import FedAvgIS as FedAvgISConfig
 from simfl.core.errors import ConfigError
@@ -48,11 +49,11 @@ class FedAvgIS:
         p = state["p"]
         received = ordered(updates, len(p))
         if not received:
-            return params, state, {"n_received": 0.0}
+            return params, state, report(0, False, n_received=0)
         weights = self.cfg.server_lr / (len(p) * p[[u.client for u in received]])
         new = {}
         for name, value in params.items():
             w = torch.as_tensor(weights, dtype=value.dtype, device=value.device)
             deltas = torch.stack([cast(u.delta[name], value) for u in received])
             new[name] = value + torch.tensordot(w, deltas, dims=1)
-        return new, state, {"n_received": float(len(received))}
+        return new, state, report(len(received), True, n_received=len(received))

@@ -27,6 +27,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from simfl.algorithms.report import report
 from simfl.algorithms.update_table import cast, ordered
 from simfl.core.config.server import FedAvgS as FedAvgSConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
@@ -50,7 +51,8 @@ class FedAvgWait:
                   updates: Sequence[ClientUpdate]):
         received = ordered(updates)
         if not received:
-            return params, state, {"n_received": 0.0, "n_buffered": float(state["count"])}
+            return params, state, report(0, False, n_received=0, n_buffered=state["count"],
+                                         waiting_for=state["size"] - state["count"])
         q = [float(u.n_samples) if self.cfg.weighting == "data" else 1.0 for u in received]
         total = {}
         for name, acc in state["sum"].items():
@@ -58,12 +60,14 @@ class FedAvgWait:
             deltas = torch.stack([cast(u.delta[name], acc) for u in received])
             total[name] = acc + torch.tensordot(w, deltas, dims=1)
         weight, count = state["weight"] + sum(q), state["count"] + len(received)
-        metrics = {"n_received": float(len(received)), "n_buffered": float(count)}
+        counts = {"n_received": len(received), "n_buffered": count}
         if count < state["size"]:
-            return params, {**state, "sum": total, "weight": weight, "count": count}, metrics
+            return (params, {**state, "sum": total, "weight": weight, "count": count},
+                    report(len(received), False, **counts, waiting_for=state["size"] - count))
         empty = {"sum": {k: torch.zeros_like(v) for k, v in total.items()}, "weight": 0.0,
                  "count": 0, "size": state["size"]}
         if weight == 0:  # only data weighting, and no member holds data
-            return params, empty, metrics
+            return params, empty, report(len(received), False, **counts)
         step = self.cfg.server_lr / weight
-        return {k: v + step * cast(total[k], v) for k, v in params.items()}, empty, metrics
+        return ({k: v + step * cast(total[k], v) for k, v in params.items()}, empty,
+                report(len(received), True, **counts))

@@ -34,6 +34,7 @@ from typing import Sequence
 
 import numpy as np
 
+from simfl.algorithms.report import report
 from simfl.algorithms.update_table import TableRule, descend, mean_rows, ordered, store, zeros
 from simfl.core.config.server import FedLaAvg as FedLaAvgConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
@@ -60,8 +61,8 @@ class FedLaAvg(TableRule):
         received = ordered(updates, len(state["loss_scale"]))
         table = store(state["table"], received, self.local_lr)
         new_state = {"table": table, "loss_scale": state["loss_scale"]}
-        metrics = {"n_received": float(len(received))}
         if outcome.round < self.cfg.warmup_rounds:
-            return params, new_state, metrics
+            return params, new_state, report(len(received), False, n_received=len(received))
         eta = self.cfg.server_lr * self.local_lr * self.lr_schedule.scale(outcome.round)
-        return descend(params, mean_rows(table), eta), new_state, metrics
+        return (descend(params, mean_rows(table), eta), new_state,
+                report(len(received), True, n_received=len(received)))

@@ -26,6 +26,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from simfl.algorithms.report import report
 from simfl.algorithms.update_table import TableRule, descend, normalised, ordered, store, zeros
 from simfl.core.config.server import FedVARP as FedVARPConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
@@ -54,4 +55,4 @@ class FedVARP(TableRule):
         new_state = {"table": store(table, received, self.local_lr)}
         eta = self.cfg.server_lr * self.local_lr * self.lr_schedule.scale(outcome.round)
         return (descend(params, direction, eta), new_state,
-                {"n_received": float(len(received))})
+                report(len(received), True, n_received=len(received)))

@@ -35,6 +35,7 @@ from typing import Sequence
 
 import numpy as np
 
+from simfl.algorithms.report import report
 from simfl.algorithms.update_table import TableRule, descend, mean_rows, ordered, store, zeros
 from simfl.core.config.server import Mifa as MifaConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
@@ -56,8 +57,10 @@ class Mifa(TableRule):
         seen = seen.copy()
         seen[[u.client for u in received]] = True
         new_state = {"table": store(state["table"], received, self.local_lr), "seen": seen}
-        metrics = {"n_received": float(len(received)), "n_seen": float(seen.sum())}
+        counts = {"n_received": len(received), "n_seen": int(seen.sum())}
         if self.cfg.init == "wait_for_all" and not seen.all():
-            return params, new_state, metrics
+            return params, new_state, report(len(received), False, **counts,
+                                             waiting_for=int((~seen).sum()))
         eta = self.cfg.server_lr * self.local_lr * self.lr_schedule.scale(outcome.round)
-        return descend(params, mean_rows(new_state["table"]), eta), new_state, metrics
+        return (descend(params, mean_rows(new_state["table"]), eta), new_state,
+                report(len(received), True, **counts))

@@ -22,6 +22,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from simfl.algorithms.report import report
 from simfl.algorithms.update_table import cast, ordered, zeros
 from simfl.core.config.server import Scaffold as ScaffoldConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
@@ -47,7 +48,7 @@ class Scaffold:
         n = len(next(iter(c_i.values())))
         received = ordered(updates, n)
         if not received:
-            return params, state, {"n_received": 0.0}
+            return params, state, report(0, False, n_received=0)
         missing = [u.client for u in received if "delta_c" not in u.extra]
         if missing:
             raise ValueError(f"scaffold needs extra['delta_c'] from the scaffold local rule; "
@@ -62,4 +63,5 @@ class Scaffold:
             rows = c_i[name]
             at = torch.tensor(idx, dtype=torch.long, device=rows.device)
             new_ci[name] = rows.index_put((at,), rows[at] + cast(dc, rows))
-        return new_params, {"c": new_c, "c_i": new_ci}, {"n_received": float(len(received))}
+        return (new_params, {"c": new_c, "c_i": new_ci},
+                report(len(received), True, n_received=len(received)))

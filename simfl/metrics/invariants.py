@@ -13,7 +13,10 @@ def check_rounds(outcomes: Sequence[RoundOutcome], trained: Sequence[int],
 
     Monotone clock; each invited client ends the round in exactly one outcome with a
     known reason; nothing in ``received`` after the deadline or the close; no wasted or
-    invented training: trained == aggregated <= received + late received. Late uploads
+    invented training: trained == aggregated, and trained is 0 (timing only, or a round
+    below ``server.min_updates``) or every update that arrived (received + late received).
+    ``trained`` is counted from what the executor returned and ``aggregated`` from what
+    the aggregator reports it used, so a rule that loses an update fails here. Late uploads
     (``late_received``) only when the aggregator asked for them (``late_allowed``), each
     from a client that its invitation round counted ``late``, landing after that round
     closed and by this one's close.
@@ -48,7 +51,7 @@ def check_rounds(outcomes: Sequence[RoundOutcome], trained: Sequence[int],
                 problems.append(f"round {r}: late upload of client {a.client} from round "
                                 f"{a.base_round} at {a.t_s} s does not match a late invitee")
         n_arrived = len(outcome.received) + len(outcome.late_received)
-        if n_trained != n_aggregated or n_aggregated > n_arrived:
+        if n_trained != n_aggregated or n_trained not in (0, n_arrived):
             problems.append(f"round {r}: trained {n_trained}, aggregated {n_aggregated}, "
                             f"received {n_arrived} (late included)")
     return problems

@@ -4,8 +4,13 @@ Rounds are synchronous. When a round opens the server looks at who it believes i
 online, asks the sampler for clients, and each invited client runs its
 :func:`~simfl.sim.device.device_round` process. The server waits for
 ``AnyOf(deadline, every invitee resolved, enough updates)``; then every invitee still
-busy is interrupted and counted ``late``. The round ends quiescent: no process of it is
-left running, and everything the next round needs is explicit state of this object.
+busy is interrupted and counted ``late``. "Enough" applies to over-selection
+(``overcommit`` > 1: ``n_invites = ceil(overcommit * clients_per_round)`` invitations,
+the round closes at the ``clients_per_round``-th arrival, FedScale-style); the surplus
+invitees still at work then are ``late`` too, with detail ``round closed`` in the event
+log (``deadline`` when the deadline ended the round). The round ends quiescent: no
+process of it is left running, and everything the next round needs is explicit state
+of this object.
 
 One exception, only with ``keep_late`` (the aggregator asked for late uploads): a device
 still busy when its round closes is counted ``late`` in that round but not interrupted.

@@ -32,6 +32,18 @@ class Scenario(Node):
 
     def validate(self) -> None:
         non_negative(self, "seed")
+        dataset = self.task.dataset
+        if dataset.loss != "cross_entropy":  # targets, not class labels (``quadratic``)
+            availability = self.population.availability
+            key = "strategy" if hasattr(availability, "strategy") else "kind"  # diurnal's
+            require(not availability.needs_labels, f"population.availability.{key}",
+                    getattr(availability, key), "a model that does not use labels with "
+                    f"task.dataset = {dataset.kind!r} (a label-based model needs a "
+                    "classification data set)")
+            sampler = self.server.sampler
+            require(getattr(sampler, "feature", None) != "oracle", "server.sampler.feature",
+                    "oracle", f"'logit' or 'update' with task.dataset = {dataset.kind!r} (label "
+                    "histograms need a classification data set)")
         if self.server.algorithm.wants_late:  # FedAR late_policy = "store"
             require(self.network.mac.kind == "ideal", "network.mac.kind", self.network.mac.kind,
                     "ideal with server.algorithm.late_policy = 'store' (a shared MAC "

@@ -24,7 +24,8 @@ import numpy as np
 from simfl.algorithms import build_aggregator, build_sampler
 from simfl.core.config import Continuous, IdealChannel, Scenario, Similarity
 from simfl.core.errors import ConfigError
-from simfl.core.records import RoundOutcome, TrainJob
+from simfl.core.records import RoundOutcome, TrainJob, with_lr_scale
+from simfl.core.registry import registry
 from simfl.core.rng import RngTree
 from simfl.metrics.recorder import RunRecorder
 from simfl.metrics.rundir import fresh_run_dir
@@ -91,8 +92,8 @@ def _device(name: str, torch):
     return torch.device(name)
 
 
-#: client-side training rules the executors implement
-LOCAL_RULES = ("sgd", "scaled_sgd", "prox", "scaffold", "cvar")
+#: client-side training rules (the built-ins and any registered plug-in)
+LOCAL_RULES = registry("local_rules")
 
 
 def run_scenario(scenario: Scenario, out_dir: Path | None = None,
@@ -105,7 +106,8 @@ def run_scenario(scenario: Scenario, out_dir: Path | None = None,
     task, net_cfg, server, run = scenario.task, scenario.network, scenario.server, scenario.run
     if not run.timing_only and server.algorithm.local_rule not in LOCAL_RULES:
         raise ConfigError("server.algorithm.kind", server.algorithm.kind,
-                          f"an aggregator whose local rule exists ({', '.join(LOCAL_RULES)}): the "
+                          "an aggregator whose local rule exists "
+                          f"({', '.join(LOCAL_RULES.names())}): the "
                           f"{server.algorithm.local_rule!r} local rule is not implemented yet "
                           "(timing-only runs work)")
     # timing-only runs need only each client's size (the partition's size model)
@@ -342,10 +344,10 @@ class _RoundLoop:
 
     def _payload(self, client: int, r: int) -> Any:
         """The aggregator's payload for ``client`` with round r's step-size scale
-        (``server.lr_schedule``; the local rule reads ``"lr_scale"``)."""
+        (``server.lr_schedule``; the local rule reads ``lr_scale``)."""
         payload = self.aggregator.client_payload(self.agg_state, client)
         scale = self.scenario.server.lr_schedule.scale(r)
-        return payload if scale == 1.0 else {**(payload or {}), "lr_scale": scale}
+        return payload if scale == 1.0 else with_lr_scale(payload, scale)
 
     def _evaluate_scheduled(self, t_close_s: float, completed: int, before_close: bool) -> None:
         run = self.scenario.run

@@ -5,7 +5,7 @@ import torch
 from simfl.core.config import Digits, Dirichlet, Iid, Logreg, Mlp, Native, Shards, Synthetic, Task
 from simfl.core.errors import ConfigError
 from simfl.core.records import (CVaRPayload, CVaRResult, LocalResult, ProxPayload, ScaffoldPayload,
-                                ScaffoldResult, ScaledSgdPayload)
+                                ScaffoldResult, ScaledSgdPayload, SgdPayload)
 from simfl.core.rng import RngTree
 from simfl.train.data import build_data
 from simfl.train.local import minibatch_plan, sgd
@@ -214,3 +214,62 @@ def test_scaffold_local_rule_first_round_of_the_worked_example():
         assert [u.extra["delta_c"]["layer0.bias"].item() for u in ups] == pytest.approx(
             [0.95, -2.85], abs=1e-6)
         assert all(u.extra["delta_c"]["layer0.weight"].item() == 0 for u in ups)
+
+
+def test_plain_dict_payloads_become_typed_records():
+    from simfl.train.local import as_payload
+
+    zero = {"w": torch.zeros(1)}
+    assert as_payload(None) is None
+    assert as_payload({}) is None
+    assert as_payload({"lr_scale": 0.5}) == SgdPayload(lr_scale=0.5)
+    assert as_payload({"mu": 0.1, "lr_scale": 2}) == ProxPayload(0.1, lr_scale=2.0)
+    assert as_payload({"loss_scale": 3.0}) == ScaledSgdPayload(3.0)
+    assert as_payload({"c": zero, "c_i": zero}).kind == "scaffold"
+    assert as_payload({"cvar": {"t": 0.0, "alpha": 0.3, "lam": 0.3, "lr_t": 0.01}}) == CVaRPayload(
+        t=0.0, alpha=0.3, lam=0.3, lr_t=0.01)
+    with pytest.raises(ValueError, match="one local rule"):
+        as_payload({"mu": 0.1, "loss_scale": 2.0})
+
+
+def test_each_rule_reports_its_result_record_from_both_executors():
+    task, rngs, data, net = quadratic_setup((0.0, 4.0), curvature=1.0, steps=2, lr=0.1)
+    zero = {k: torch.zeros_like(v) for k, v in point(0).items()}
+    cases = [(ScaffoldPayload(zero, zero, lr_scale=0.5), ScaffoldResult),
+             (CVaRPayload(t=0.0, alpha=0.3, lam=0.3, lr_t=0.01), CVaRResult),
+             (ProxPayload(0.5, lr_scale=0.5), LocalResult), (None, LocalResult)]
+    for payload, result in cases:
+        for ups in train_both(task, rngs, data, net, [job(0, payload), job(1, payload)], 1.0):
+            assert all(type(u.extra) is result for u in ups)
+            scale = None if payload is None else payload.lr_scale
+            assert all(u.extra.lr_scale == scale for u in ups)
+
+
+def test_a_stack_mixing_scaffold_with_plain_jobs_is_refused():
+    from simfl.train.local import StepRule
+
+    start = {"w": torch.zeros(2, 3)}
+    zero = {"w": torch.zeros(3)}
+    with pytest.raises(ValueError, match="scaffold: every client"):
+        StepRule([ScaffoldPayload(zero, zero), None], start, 0.1, 0.0)
+
+
+def test_a_payload_without_an_implementation_names_its_rule():
+    from dataclasses import dataclass
+
+    from simfl.core.records import LocalPayload
+    from simfl.core.registry import REGISTRIES
+    from simfl.train.local import StepRule
+
+    registry = REGISTRIES["local_rules"]
+    entries = dict(registry._entries)
+    try:
+        @dataclass(frozen=True, eq=False)
+        class Unbuilt(LocalPayload):
+            """A rule nobody implemented."""
+            kind = "unbuilt"
+
+        with pytest.raises(ValueError, match="'unbuilt' has no implementation"):
+            StepRule([Unbuilt()], {"w": torch.zeros(1, 3)}, 0.1, 0.0)
+    finally:
+        registry._entries = entries

@@ -71,14 +71,20 @@ class _Trainer:
         from simfl.train.evaluate import Evaluator
         from simfl.train.executor import InlineExecutor
         from simfl.train.local import sample_loss
-        from simfl.train.models import build_model
+        from simfl.train.models import DenseNet, build_model
 
         device = _device(scenario.run.device, torch)
         task = scenario.task
         self.net = build_model(task.model, data.n_features, data.n_classes)
         generator = torch.Generator().manual_seed(rngs.int_seed("model/init"))
         self.params = {k: v.to(device) for k, v in self.net.init(generator).items()}
-        executor = InlineExecutor if scenario.run.executor == "inline" else BatchedExecutor
+        chosen = scenario.run.executor
+        if not isinstance(self.net, DenseNet):  # a plug-in model: only inline trains it
+            if chosen == "batched":
+                raise ConfigError("run.executor", chosen, "inline or auto: the batched "
+                                  "executor trains dense networks (logreg, mlp) only")
+            chosen = "inline"
+        executor = InlineExecutor if chosen == "inline" else BatchedExecutor
         self.executor = executor(self.net, data, task, rngs, device)
         self.evaluate = Evaluator(self.net, data.x_test, data.y_test, device,
                                   sample_loss(task.dataset))

@@ -140,7 +140,7 @@ def scenario():
     return simfl.Scenario(name="plugged", seed=3, task=simfl.Task(
         dataset={"kind": "stripes"}, model="nobias", n_clients=8, local_steps=3, lr=0.05),
         server=simfl.Server(algorithm="halved", sampler="first_k", clients_per_round=4),
-        run=simfl.Run(rounds=4, eval_every_rounds=2, executor="inline"))
+        run=simfl.Run(rounds=4, eval_every_rounds=2, executor="auto"))
 '''
 
 
@@ -165,13 +165,18 @@ def test_a_plugin_package_is_listed_and_runs_end_to_end(tmp_path):
     # the three commands in one process (each loads the plug-ins once, as it would alone)
     code = ("import sys; from simfl.cli import main; codes = [main(['list']), print('@@'), "
             "main(['validate', 'plugged.py']), print('@@'), "
-            "main(['run', 'plugged.py', '--quiet', '--out', 'out'])]; sys.exit(max(codes[::2]))")
+            "main(['run', 'plugged.py', '--quiet', '--out', 'out']), "
+            "main(['run', 'plugged.py', '--quiet', '--set', 'run.executor=batched'])]; "
+            "sys.exit(10 * max(codes[0:5:2]) + codes[5])")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=tmp_path, env=env, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert done.stderr == ""
-    listed, checked, _ = done.stdout.split("@@\n")
+    assert done.returncode == 2, done.stderr  # list, validate, run: 0; batched: 2
+    assert done.stderr == ("simfl run: error: run.executor = 'batched' is not allowed: expected "
+                           "inline or auto: the batched executor trains dense networks (logreg, "
+                           "mlp) only.\n")
+    listed, checked, ran = done.stdout.split("@@\n")
+    assert ran.strip() == "out"
     for name in ("halved", "signed_sgd", "first_k", "stripes", "nobias"):
         line = next(l for l in listed.splitlines() if l.split()[:1] == [name])
         assert "(plug-in: myplug)" in line, line

@@ -184,7 +184,8 @@ def test_a_plugin_package_is_listed_and_runs_end_to_end(tmp_path):
     assert json.loads(checked)["server"]["algorithm"] == {"kind": "halved"}
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["rounds"] == 4 and summary["aggregated_updates"] > 0
-    losses = [line.split(",")[3] for line in (tmp_path / "out" / "evals.csv").read_text().split()[1:]]
+    evals = (tmp_path / "out" / "evals.csv").read_text().split()[1:]
+    losses = [line.split(",")[3] for line in evals]
     assert len(set(losses)) > 1, "the plug-in model never moved"
 
 

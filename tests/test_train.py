@@ -269,7 +269,7 @@ def test_a_payload_without_an_implementation_names_its_rule():
             """A rule nobody implemented."""
             kind = "unbuilt"
 
-        with pytest.raises(ValueError, match="'unbuilt' has no implementation"):
+        with pytest.raises(ConfigError, match="local_rule = 'unbuilt' is not allowed.*register"):
             StepRule([Unbuilt()], {"w": torch.zeros(1, 3)}, 0.1, 0.0)
     finally:
         registry._entries = entries

@@ -41,6 +41,7 @@ import torch
 import torch.nn.functional as F
 
 from simfl.core.config import Dataset, Task
+from simfl.core.errors import ConfigError
 from simfl.core.records import (CVaRPayload, LocalPayload, LocalResult, ProxPayload,
                                 ScaffoldPayload, ScaledSgdPayload, SgdPayload, TrainJob)
 from simfl.core.rng import RngTree
@@ -120,9 +121,9 @@ def local_rule(kind: type[LocalPayload]) -> LocalRule:
     try:
         return RULES[kind]
     except KeyError:
-        name = getattr(kind, "kind", kind.__name__)
-        raise ValueError(f"local rule {name!r} has no implementation: register one with "
-                         f"simfl.register({kind.__name__}, rule)") from None
+        raise ConfigError("server.algorithm.local_rule", getattr(kind, "kind", kind.__name__),
+                          "a local rule with an implementation: register one with "
+                          f"simfl.register({kind.__name__}, rule)") from None
 
 
 class StepRule:
@@ -293,8 +294,8 @@ def sgd(net: DenseNet, start: Params, x: torch.Tensor, y: torch.Tensor,
             rule.step(named, value.detach().view(1))
         total += value.item()
     local = {k: v.detach() for k, v in params.items()}
-    extra = LocalResult() if rule is None else rule.extras({k: v.unsqueeze(0) for k, v in local.items()},
-                                                [len(plan)])[0]
+    extra = LocalResult() if rule is None else rule.extras(
+        {k: v.unsqueeze(0) for k, v in local.items()}, [len(plan)])[0]
     return local, total / max(len(plan), 1), extra
 
 

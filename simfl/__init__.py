@@ -3,7 +3,9 @@
 A scenario script builds a :class:`Scenario` from the config classes exported here;
 ``simfl run`` (or :func:`run`) simulates it and writes a run directory. Every config
 class a scenario needs is importable from ``simfl`` itself; the extension points'
-base classes (``Aggregator``, ``Sampler``, ``Channel``, ...) are exported for type hints.
+base classes (``Aggregator``, ``Sampler``, ``Channel``, ...) are exported for type hints
+and for defining new kinds, which :func:`register` gives an implementation
+(:mod:`simfl.plugins`).
 """
 
 from simfl.core.config import (
@@ -30,6 +32,9 @@ from simfl.core.config import (
     # loading and overriding scenarios
     apply_overrides, load_scenario, parse_override)
 from simfl.core.errors import ConfigError, SimflError
+from simfl.core.records import (CVaRPayload, CVaRResult, LocalPayload, LocalResult, ProxPayload,
+                                ScaffoldPayload, ScaffoldResult, ScaledSgdPayload, SgdPayload)
+from simfl.plugins import load_plugins, register
 
 __version__ = "0.1.0"
 
@@ -39,6 +44,15 @@ def run(scenario: Scenario, out_dir=None, progress=None):
     from simfl.experiment import run_scenario
 
     return run_scenario(scenario, out_dir, progress)
+
+
+def __getattr__(name: str):
+    # the local rules' hooks work on torch tensors: imported only when asked for
+    if name == "LocalRule":
+        from simfl.train.rules import LocalRule
+
+        return LocalRule
+    raise AttributeError(f"module 'simfl' has no attribute {name!r}")
 
 
 __all__ = [
@@ -58,5 +72,7 @@ __all__ = [
     "Scaffold", "AllAvailable", "FedGS", "LongestAbsent", "Md", "PowerOfChoice", "Uniform",
     "WaitGroup", "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule",
     "apply_overrides", "load_scenario", "parse_override",
+    "LocalPayload", "LocalResult", "LocalRule", "SgdPayload", "ScaledSgdPayload", "ProxPayload",
+    "ScaffoldPayload", "CVaRPayload", "ScaffoldResult", "CVaRResult", "register", "load_plugins",
     "ConfigError", "SimflError", "run",
 ]

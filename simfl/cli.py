@@ -15,15 +15,18 @@ from pathlib import Path
 # Importing the scenario tree defines every config class, which registers each kind in
 # its extension point's registry: ``simfl list`` reads REGISTRIES after this import.
 from simfl.core.config import Scenario, apply_overrides, load_scenario, parse_override
+import simfl.core.records  # noqa: F401  (registers the local rules)
 from simfl.core.errors import SimflError
 from simfl.core.registry import REGISTRIES
+from simfl.plugins import warn_failed_plugins
 
 #: ``simfl list`` topics (one per extension point), in display order
-LIST_TOPICS = ("aggregators", "samplers", "availability", "channels", "rates", "macs",
-               "datasets", "partitions", "models", "initialisers", "lr_schedules")
+LIST_TOPICS = ("aggregators", "local_rules", "samplers", "availability", "channels", "rates",
+               "macs", "datasets", "partitions", "models", "initialisers", "lr_schedules")
 
 
 def _scenario_from_args(args: argparse.Namespace) -> Scenario:
+    warn_failed_plugins(args.command, sys.stderr.write)
     try:
         scenario = load_scenario(args.scenario)
     except SimflError:
@@ -83,12 +86,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    warn_failed_plugins("list", sys.stderr.write)
     topics = [args.topic] if args.topic else list(LIST_TOPICS)
     for topic in topics:
         print(f"{topic}:")
         for entry in REGISTRIES[topic]:
             paper = f"  [{entry.paper}]" if entry.paper else ""
-            print(f"  {entry.name:<16} {entry.summary}{paper}")
+            plugin = f"(plug-in: {entry.obj.__module__}) " if entry.plugin else ""
+            print(f"  {entry.name:<16} {plugin}{entry.summary}{paper}")
     return 0
 
 

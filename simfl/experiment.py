@@ -24,8 +24,9 @@ import numpy as np
 from simfl.algorithms import build_aggregator, build_sampler
 from simfl.algorithms.report import N_AGGREGATED, STEPPED, WAITING_FOR
 from simfl.core.config import Continuous, IdealChannel, Scenario, Similarity
-from simfl.core.errors import ConfigError
-from simfl.core.records import RoundOutcome, TrainJob
+from simfl.core.errors import ConfigError, SimflError
+from simfl.core.records import RoundOutcome, TrainJob, with_lr_scale
+from simfl.core.registry import registry
 from simfl.core.rng import RngTree
 from simfl.metrics.recorder import RunRecorder
 from simfl.metrics.rundir import fresh_run_dir
@@ -71,14 +72,20 @@ class _Trainer:
         from simfl.train.evaluate import Evaluator
         from simfl.train.executor import InlineExecutor
         from simfl.train.local import sample_loss
-        from simfl.train.models import build_model
+        from simfl.train.models import DenseNet, build_model
 
         device = _device(scenario.run.device, torch)
         task = scenario.task
         self.net = build_model(task.model, data.n_features, data.n_classes)
         generator = torch.Generator().manual_seed(rngs.int_seed("model/init"))
         self.params = {k: v.to(device) for k, v in self.net.init(generator).items()}
-        executor = InlineExecutor if scenario.run.executor == "inline" else BatchedExecutor
+        chosen = scenario.run.executor
+        if not isinstance(self.net, DenseNet):  # a plug-in model: only inline trains it
+            if chosen == "batched":
+                raise ConfigError("run.executor", chosen, "inline or auto: the batched "
+                                  "executor trains dense networks (logreg, mlp) only")
+            chosen = "inline"
+        executor = InlineExecutor if chosen == "inline" else BatchedExecutor
         self.executor = executor(self.net, data, task, rngs, device)
         self.evaluate = Evaluator(self.net, data.x_test, data.y_test, device,
                                   sample_loss(task.dataset))
@@ -92,8 +99,8 @@ def _device(name: str, torch):
     return torch.device(name)
 
 
-#: client-side training rules the executors implement
-LOCAL_RULES = ("sgd", "scaled_sgd", "prox", "scaffold", "cvar")
+#: client-side training rules (the built-ins and any registered plug-in)
+LOCAL_RULES = registry("local_rules")
 
 
 def run_scenario(scenario: Scenario, out_dir: Path | None = None,
@@ -106,7 +113,8 @@ def run_scenario(scenario: Scenario, out_dir: Path | None = None,
     task, net_cfg, server, run = scenario.task, scenario.network, scenario.server, scenario.run
     if not run.timing_only and server.algorithm.local_rule not in LOCAL_RULES:
         raise ConfigError("server.algorithm.kind", server.algorithm.kind,
-                          f"an aggregator whose local rule exists ({', '.join(LOCAL_RULES)}): the "
+                          "an aggregator whose local rule exists "
+                          f"({', '.join(LOCAL_RULES.names())}): the "
                           f"{server.algorithm.local_rule!r} local rule is not implemented yet "
                           "(timing-only runs work)")
     # timing-only runs need only each client's size (the partition's size model)
@@ -348,6 +356,11 @@ class _RoundLoop:
             n_trained = len(updates)
             self.params, self.agg_state, metrics = self.aggregator.aggregate(
                 self.agg_state, self.params, outcome, updates)
+            missing = [key for key in (N_AGGREGATED, STEPPED) if key not in metrics]
+            if missing:
+                raise SimflError(f"the {self.scenario.server.algorithm.kind} aggregator's metrics "
+                                 f"lack {' and '.join(missing)}: every aggregator reports how "
+                                 "many updates it used and whether the model moved")
             n_aggregated = int(metrics[N_AGGREGATED])
             self.stepped = self.stepped or bool(metrics[STEPPED])
             self.waiting_for = metrics.get(WAITING_FOR)
@@ -385,10 +398,10 @@ class _RoundLoop:
 
     def _payload(self, client: int, r: int) -> Any:
         """The aggregator's payload for ``client`` with round r's step-size scale
-        (``server.lr_schedule``; the local rule reads ``"lr_scale"``)."""
+        (``server.lr_schedule``; the local rule reads ``lr_scale``)."""
         payload = self.aggregator.client_payload(self.agg_state, client)
         scale = self.scenario.server.lr_schedule.scale(r)
-        return payload if scale == 1.0 else {**(payload or {}), "lr_scale": scale}
+        return payload if scale == 1.0 else with_lr_scale(payload, scale)
 
     def _evaluate_scheduled(self, t_close_s: float, completed: int, before_close: bool) -> None:
         """The evaluations due by ``t_close_s``; ``completed`` rounds are done at each.

@@ -1,7 +1,10 @@
 """The contract every registered aggregation rule must meet, each built from its defaults.
 
 Order of updates does not matter; inputs are never mutated; the same inputs and state
-give the same outputs; an empty round does what the rule documents; float64 stays float64.
+give the same outputs; an empty round does what the rule documents; float64 stays float64;
+the payload it sends names the local rule its config declares. The rules are read from
+the registry, plug-ins included: the installed ``simfl.plugins`` entry points and the
+example scenario ``custom_rule`` are loaded first.
 """
 
 import copy
@@ -13,9 +16,13 @@ import pytest
 import torch
 
 from simfl.algorithms import build_aggregator
-from simfl.core.config import FedAvgS
-from simfl.core.records import Arrival, ClientUpdate, RoundOutcome
+from simfl.core.config import FedAvgS, load_scenario
+from simfl.core.records import Arrival, ClientUpdate, LocalPayload, RoundOutcome
 from simfl.core.registry import REGISTRIES
+from simfl.plugins import load_plugins
+
+load_plugins()
+load_scenario("custom_rule")  # registers the example plug-in aggregator "median"
 
 N_CLIENTS = 4
 LOCAL_LR = 0.1
@@ -39,6 +46,7 @@ EMPTY_ROUND_FACTOR = {
     "fedar": math.sqrt(2.0),  # every tau = 1: psi = 2^0.5 for all, N_t = N
     "fedprox": 0.0,       # FedAvg on the server
     "cvar": 0.0,          # no relayed pair: neither the model nor t moves
+    "median": 0.0,        # the example plug-in (scenarios/custom_rule.py): nothing to take
 }
 
 
@@ -102,7 +110,9 @@ def same(a, b, exact=True):
 
 
 def test_every_rule_declares_its_empty_round():
-    assert set(NAMES) == set(EMPTY_ROUND_FACTOR), "declare each rule's empty-round behaviour here"
+    built_in = {e.name for e in REGISTRIES["aggregators"] if not e.plugin} | {"fedavg_s/wait"}
+    assert built_in <= set(EMPTY_ROUND_FACTOR) <= set(NAMES), (
+        "declare each rule's empty-round behaviour here")
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -156,6 +166,8 @@ def test_empty_round_after_everyone_reported(name):
     ups = updates_for(0, everyone, params)
     params, state, _ = agg.aggregate(state, params, outcome(0, everyone), ups)
     new, new_state, _ = agg.aggregate(state, params, outcome(1, ()), [])
+    if name not in EMPTY_ROUND_FACTOR:
+        pytest.skip(f"plug-in {name!r}: its empty-round behaviour is not declared here")
     factor = EMPTY_ROUND_FACTOR[name]
     if factor == 0.0:
         assert same(new, params) and same(new_state, state)
@@ -198,3 +210,17 @@ def test_every_rule_reports_the_updates_it_used_and_whether_it_stepped(name):
         moved = any(not torch.equal(new[k], params[k]) for k in params)
         assert metrics["stepped"] == float(moved)
         params = new
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_payload_names_the_declared_local_rule(name):
+    agg, params, state = build(name)
+    config = (FedAvgS(variant="wait") if name == "fedavg_s/wait"
+              else REGISTRIES["aggregators"].get(name)())
+    for out, ups in rounds(params):
+        for c in range(N_CLIENTS):
+            payload = agg.client_payload(state, c)
+            assert payload is None or isinstance(payload, LocalPayload)
+            assert (payload.kind if payload is not None else "sgd") == config.local_rule
+        params, state, _ = agg.aggregate(state, params, out, ups)
+    assert config.local_rule in REGISTRIES["local_rules"]

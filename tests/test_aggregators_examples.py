@@ -16,7 +16,7 @@ from simfl.algorithms.fedar import rectification_weights
 from simfl.core.config.server import (FedAR, FedAvgIS, FedAvgS, FedLaAvg, FedVARP, Mifa,
                                       Scaffold)
 from simfl.core.errors import ConfigError
-from simfl.core.records import ClientUpdate
+from simfl.core.records import ClientUpdate, CVaRPayload
 
 TOL = 1e-6
 
@@ -338,8 +338,7 @@ def test_cvar_server_adopts_the_relayed_pair_and_averages_several():
     agg = build_aggregator(CVaR(alpha=0.3, lam=0.3, lr_t=0.01, t0=0.25), 0.1)
     w = {"w": vec(1.0, 2.0)}
     state = agg.init(w, np.full(3, 10))
-    assert agg.client_payload(state, 2) == {
-        "cvar": {"t": 0.25, "alpha": 0.3, "lam": 0.3, "lr_t": 0.01}}
+    assert agg.client_payload(state, 2) == CVaRPayload(t=0.25, alpha=0.3, lam=0.3, lr_t=0.01)
     # one user through the relay: its pair replaces the server's
     new, state, _ = run_round(agg, state, w, 0, [update(1, vec(0.5, -1.0), t=0.4)])
     assert close(new["w"], [1.5, 1.0]) and state["t"] == pytest.approx(0.4)

@@ -4,6 +4,8 @@ import torch
 
 from simfl.core.config import Digits, Dirichlet, Iid, Logreg, Mlp, Native, Shards, Synthetic, Task
 from simfl.core.errors import ConfigError
+from simfl.core.records import (CVaRPayload, CVaRResult, LocalResult, ProxPayload, ScaffoldPayload,
+                                ScaffoldResult, ScaledSgdPayload, SgdPayload)
 from simfl.core.rng import RngTree
 from simfl.train.data import build_data
 from simfl.train.local import minibatch_plan, sgd
@@ -84,7 +86,7 @@ def test_sgd_lowers_the_loss_and_leaves_the_start_untouched():
     x, y = torch.from_numpy(data.x_train), torch.from_numpy(data.y_train)
     plan = minibatch_plan(len(y), Task(batch_size=32, local_epochs=3), np.random.default_rng(0))
     local, _, extra = sgd(net, start, x, y, plan, lr=0.5, weight_decay=0.0)
-    assert extra == {}
+    assert extra == LocalResult()
     loss = lambda p: torch.nn.functional.cross_entropy(net.forward(p, x), y).item()
     assert loss(local) < 0.5 * loss(start)
     assert all(torch.equal(before[k], start[k]) for k in start)
@@ -167,7 +169,7 @@ def test_quadratic_data_and_loss():
 def test_cvar_local_steps_worked_example():
     """ALGORITHMS.md §2: f = (theta - 1)^2, lam = alpha = 0.3, lrs 0.1 / 0.01, three steps."""
     task, rngs, data, net = quadratic_setup((1.0,), steps=3, lr=0.1)
-    payload = {"cvar": {"t": 0.0, "alpha": 0.3, "lam": 0.3, "lr_t": 0.01}}
+    payload = CVaRPayload(t=0.0, alpha=0.3, lam=0.3, lr_t=0.01)
     for (u,) in train_both(task, rngs, data, net, [job(0, payload)], 0.0):
         assert u.delta["layer0.bias"].item() == pytest.approx(0.89395230, abs=1e-6)
         assert u.extra["t"] == pytest.approx(0.049, abs=1e-6)
@@ -181,7 +183,7 @@ def test_cvar_local_steps_worked_example():
 def test_cvar_at_or_above_the_loss_takes_the_lower_branch():
     # t >= f: theta moves with lam * grad only, t with 1 - lam
     task, rngs, data, net = quadratic_setup((1.0,), steps=1, lr=0.1)
-    payload = {"cvar": {"t": 1.0, "alpha": 0.3, "lam": 0.3, "lr_t": 0.01}}
+    payload = CVaRPayload(t=1.0, alpha=0.3, lam=0.3, lr_t=0.01)
     for (u,) in train_both(task, rngs, data, net, [job(0, payload)], 0.0):
         assert u.delta["layer0.bias"].item() == pytest.approx(0.3 * 0.1 * 2, abs=1e-6)
         assert u.extra["t"] == pytest.approx(1.0 - 0.01 * 0.7, abs=1e-6)
@@ -190,14 +192,14 @@ def test_cvar_at_or_above_the_loss_takes_the_lower_branch():
 def test_prox_pulls_towards_the_start_model():
     # f = (1/2)(w - 0)^2 from w0 = 1, lr 0.1, mu 0.5: 1 -> 0.9 -> 0.9 - 0.1 (0.9 + 0.5 (0.9 - 1))
     task, rngs, data, net = quadratic_setup((0.0,), curvature=1.0, steps=2, lr=0.1)
-    for (u,) in train_both(task, rngs, data, net, [job(0, {"mu": 0.5})], 1.0):
+    for (u,) in train_both(task, rngs, data, net, [job(0, ProxPayload(0.5))], 1.0):
         assert 1.0 + u.delta["layer0.bias"].item() == pytest.approx(0.815, abs=1e-6)
-        assert u.extra == {}
+        assert u.extra == LocalResult()
 
 
 def test_scaled_sgd_scales_the_gradient_not_the_reported_loss():
     task, rngs, data, net = quadratic_setup((0.0,), curvature=1.0, steps=1, lr=0.1)
-    for (u,) in train_both(task, rngs, data, net, [job(0, {"loss_scale": 2.0})], 1.0):
+    for (u,) in train_both(task, rngs, data, net, [job(0, ScaledSgdPayload(2.0))], 1.0):
         assert 1.0 + u.delta["layer0.bias"].item() == pytest.approx(0.8, abs=1e-6)
         assert u.train_loss == pytest.approx(0.5, abs=1e-6)
 
@@ -206,9 +208,68 @@ def test_scaffold_local_rule_first_round_of_the_worked_example():
     """ALGORITHMS.md §1.6: f_i = (1/2)(x - a_i)^2, a = (0, 4), x = 1, K = 2, lr 0.1."""
     task, rngs, data, net = quadratic_setup((0.0, 4.0), curvature=1.0, steps=2, lr=0.1)
     zero = {k: torch.zeros_like(v) for k, v in point(0).items()}
-    jobs = [job(i, {"c": zero, "c_i": zero}) for i in (0, 1)]
+    jobs = [job(i, ScaffoldPayload(zero, zero)) for i in (0, 1)]
     for ups in train_both(task, rngs, data, net, jobs, 1.0):
         assert [u.delta["layer0.bias"].item() for u in ups] == pytest.approx([-0.19, 0.57], abs=1e-6)
         assert [u.extra["delta_c"]["layer0.bias"].item() for u in ups] == pytest.approx(
             [0.95, -2.85], abs=1e-6)
         assert all(u.extra["delta_c"]["layer0.weight"].item() == 0 for u in ups)
+
+
+def test_plain_dict_payloads_become_typed_records():
+    from simfl.train.local import as_payload
+
+    zero = {"w": torch.zeros(1)}
+    assert as_payload(None) is None
+    assert as_payload({}) is None
+    assert as_payload({"lr_scale": 0.5}) == SgdPayload(lr_scale=0.5)
+    assert as_payload({"mu": 0.1, "lr_scale": 2}) == ProxPayload(0.1, lr_scale=2.0)
+    assert as_payload({"loss_scale": 3.0}) == ScaledSgdPayload(3.0)
+    assert as_payload({"c": zero, "c_i": zero}).kind == "scaffold"
+    assert as_payload({"cvar": {"t": 0.0, "alpha": 0.3, "lam": 0.3, "lr_t": 0.01}}) == CVaRPayload(
+        t=0.0, alpha=0.3, lam=0.3, lr_t=0.01)
+    with pytest.raises(ValueError, match="one local rule"):
+        as_payload({"mu": 0.1, "loss_scale": 2.0})
+
+
+def test_each_rule_reports_its_result_record_from_both_executors():
+    task, rngs, data, net = quadratic_setup((0.0, 4.0), curvature=1.0, steps=2, lr=0.1)
+    zero = {k: torch.zeros_like(v) for k, v in point(0).items()}
+    cases = [(ScaffoldPayload(zero, zero, lr_scale=0.5), ScaffoldResult),
+             (CVaRPayload(t=0.0, alpha=0.3, lam=0.3, lr_t=0.01), CVaRResult),
+             (ProxPayload(0.5, lr_scale=0.5), LocalResult), (None, LocalResult)]
+    for payload, result in cases:
+        for ups in train_both(task, rngs, data, net, [job(0, payload), job(1, payload)], 1.0):
+            assert all(type(u.extra) is result for u in ups)
+            scale = None if payload is None else payload.lr_scale
+            assert all(u.extra.lr_scale == scale for u in ups)
+
+
+def test_a_stack_mixing_scaffold_with_plain_jobs_is_refused():
+    from simfl.train.local import StepRule
+
+    start = {"w": torch.zeros(2, 3)}
+    zero = {"w": torch.zeros(3)}
+    with pytest.raises(ValueError, match="scaffold: every client"):
+        StepRule([ScaffoldPayload(zero, zero), None], start, 0.1, 0.0)
+
+
+def test_a_payload_without_an_implementation_names_its_rule():
+    from dataclasses import dataclass
+
+    from simfl.core.records import LocalPayload
+    from simfl.core.registry import REGISTRIES
+    from simfl.train.local import StepRule
+
+    registry = REGISTRIES["local_rules"]
+    entries = dict(registry._entries)
+    try:
+        @dataclass(frozen=True, eq=False)
+        class Unbuilt(LocalPayload):
+            """A rule nobody implemented."""
+            kind = "unbuilt"
+
+        with pytest.raises(ConfigError, match="local_rule = 'unbuilt' is not allowed.*register"):
+            StepRule([Unbuilt()], {"w": torch.zeros(1, 3)}, 0.1, 0.0)
+    finally:
+        registry._entries = entries

@@ -17,11 +17,13 @@ from simfl.algorithms.samplers import (AllAvailableSampler, LongestAbsentSampler
 from simfl.core import config as cfg
 from simfl.core.config import server
 from simfl.core.config.sampler import WaitGroup
+from simfl.core.errors import ConfigError
 from simfl.core.protocols import ClientProbe
 from simfl.core.rng import RngTree
 
-#: each aggregator config's implementation, as "module:class" in this package
-AGGREGATORS = {
+#: each aggregator config's implementation, as "module:class" in this package, or (for a
+#: plug-in, :func:`simfl.register`) the class itself, built as ``cls(config, local_lr)``
+AGGREGATORS: dict[type, str | type] = {
     cfg.FedAvg: "fedavg:FedAvg",
     server.FedAvgIS: "fedavg_is:FedAvgIS",
     server.FedAvgS: "fedavg:FedAvg",
@@ -35,12 +37,15 @@ AGGREGATORS = {
 }
 #: the aggregators whose server step is eta_g * eta_l: they follow ``server.lr_schedule``
 SCHEDULED = (server.Mifa, server.FedAR, server.FedVARP, server.FedLaAvg)
-SAMPLERS = {cfg.Uniform: UniformSampler, cfg.AllAvailable: AllAvailableSampler,
+#: each sampler config's implementation, built as ``cls(config, probe)``
+SAMPLERS: dict[type, type] = {cfg.Uniform: UniformSampler, cfg.AllAvailable: AllAvailableSampler,
             cfg.Md: MdSampler, cfg.PowerOfChoice: PowerOfChoiceSampler, cfg.FedGS: FedGSSampler,
             cfg.LongestAbsent: LongestAbsentSampler, WaitGroup: WaitGroupSampler}
 
 
-def _implementation(path: str) -> type:
+def _implementation(path: str | type) -> type:
+    if not isinstance(path, str):
+        return path
     module, name = path.split(":")
     return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
@@ -56,7 +61,7 @@ def build_aggregator(config: cfg.Aggregator, local_lr: float,
         if clients_per_round is None:
             raise ValueError("fedavg_s variant 'wait' needs the group size clients_per_round")
         return _implementation("fedavg_s:FedAvgWait")(config, local_lr, clients_per_round)
-    aggregator = _implementation(AGGREGATORS[type(config)])
+    aggregator = _implementation(_implemented(AGGREGATORS, config, "server.algorithm.kind"))
     if isinstance(config, SCHEDULED):
         return aggregator(config, local_lr, lr_schedule)
     return aggregator(config, local_lr)
@@ -71,4 +76,11 @@ def build_sampler(config: cfg.Sampler, probe: ClientProbe | None = None,
             raise ValueError("wait_group needs the run's RngTree and the group size "
                              "clients_per_round to draw its groups")
         return WaitGroupSampler(config, rngs, clients_per_round)
-    return SAMPLERS[type(config)](config, probe)
+    return _implemented(SAMPLERS, config, "server.sampler.kind")(config, probe)
+
+
+def _implemented(implementations: dict, config, field: str):
+    if type(config) not in implementations:
+        raise ConfigError(field, config.kind, "a kind with an implementation: register one "
+                          f"with simfl.register({type(config).__name__}, implementation)")
+    return implementations[type(config)]

@@ -9,10 +9,10 @@ PeriklisTheodoropoulos/risk-aware-FL (ALGORITHMS.md §2). The objective over the
 the joint (theta, t) form of lam E[f] + (1 - lam) CVaR_alpha[f]. The server holds the pair
 (theta, t) (t starts at ``t0``) and sends it to the clients; the ``cvar`` local rule runs
 SGD on the pair with separate step sizes (``task.lr`` for theta, ``lr_t`` for t) and
-returns theta' (as ``delta``) and t' (``extra["t"]``). The server adopts the pair of
-the user the relay let through; when more than one gets through it averages their pairs
-(uniformly: an extension, the code uses exactly one user per round); an empty round
-changes nothing.
+returns theta' (as ``delta``) and t' (``CVaRResult.t``, read as ``extra["t"]``). The server
+adopts the pair of the user the relay let through; when more than one gets through it
+averages their pairs (uniformly: an extension, the code uses exactly one user per round);
+an empty round changes nothing.
 
 Where the paper's code and ALGORITHMS.md differ (§8.1), this follows ALGORITHMS.md: the
 trade-off weight is called ``lam`` (the code's ``gamma``) and weights the expectation; f
@@ -32,7 +32,7 @@ from simfl.algorithms.fedavg import FedAvg
 from simfl.algorithms.report import N_AGGREGATED, STEPPED, report
 from simfl.core.config.server import CVaR as CVaRConfig
 from simfl.core.config.server import FedAvg as FedAvgConfig
-from simfl.core.records import ClientUpdate, RoundOutcome
+from simfl.core.records import ClientUpdate, CVaRPayload, RoundOutcome
 
 
 def cvar(losses: np.ndarray, p: np.ndarray, alpha: float) -> float:
@@ -54,9 +54,9 @@ class CVaR:
     def init(self, params, n_samples: np.ndarray) -> dict[str, float]:
         return {"t": float(self.cfg.t0)}
 
-    def client_payload(self, state, client: int) -> dict:
+    def client_payload(self, state, client: int) -> CVaRPayload:
         c = self.cfg
-        return {"cvar": {"t": state["t"], "alpha": c.alpha, "lam": c.lam, "lr_t": c.lr_t}}
+        return CVaRPayload(t=state["t"], alpha=c.alpha, lam=c.lam, lr_t=c.lr_t)
 
     def aggregate(self, state, params, outcome: RoundOutcome,
                   updates: Sequence[ClientUpdate]):

@@ -20,7 +20,7 @@ Loss scaling (ALGORITHMS.md §5 step 2 and §8.4): the code trains client i on t
 scaled by N n_i / n. With C > 1 local steps this changes the local trajectory (it is SGD
 with step gamma N n_i / n), so scaling G_i on the server is equivalent only for C = 1 and
 is not done here. With ``loss_scaling = true`` the aggregator hands the factor to the
-local rule as ``client_payload(...)["loss_scale"]``, and the ``scaled_sgd`` local rule
+local rule as ``client_payload(...).loss_scale``, and the ``scaled_sgd`` local rule
 (:mod:`simfl.train.local`) multiplies the loss by it.
 
 ``lr_schedule`` (``server.lr_schedule``) makes eta_l that of round t, task.lr * scale(t),
@@ -37,7 +37,7 @@ import numpy as np
 from simfl.algorithms.report import report
 from simfl.algorithms.update_table import TableRule, descend, mean_rows, ordered, store, zeros
 from simfl.core.config.server import FedLaAvg as FedLaAvgConfig
-from simfl.core.records import ClientUpdate, RoundOutcome
+from simfl.core.records import ClientUpdate, RoundOutcome, ScaledSgdPayload
 
 
 class FedLaAvg(TableRule):
@@ -51,10 +51,10 @@ class FedLaAvg(TableRule):
         scale = len(n_samples) * n_samples / total if total > 0 else np.ones(len(n_samples))
         return {"table": zeros(params, len(n_samples)), "loss_scale": scale}
 
-    def client_payload(self, state, client: int) -> dict[str, float] | None:
+    def client_payload(self, state, client: int) -> ScaledSgdPayload | None:
         if not self.cfg.loss_scaling:
             return None
-        return {"loss_scale": float(state["loss_scale"][client])}
+        return ScaledSgdPayload(float(state["loss_scale"][client]))
 
     def aggregate(self, state, params, outcome: RoundOutcome,
                   updates: Sequence[ClientUpdate]):

@@ -6,7 +6,7 @@ h_k(w; w_t) = F_k(w) + (mu/2) ||w - w_t||^2 (eq. 2) from w_t; the server average
 arrives exactly as :class:`~simfl.algorithms.fedavg.FedAvg` does (same ``weighting``
 choices: the paper's MD sampling with a plain average is ``sampler.kind = "md"`` with
 ``weighting = "multiplicity"``). The proximal term is the ``prox`` local rule's job: the
-payload ``{"mu": mu}`` asks for it. Not modelled: the paper's gamma-inexact solutions and
+payload ``ProxPayload(mu)`` asks for it. Not modelled: the paper's gamma-inexact solutions and
 variable local work per device (every client runs the task's local work); ``mu = 0``
 is FedAvg.
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from simfl.algorithms.fedavg import FedAvg
 from simfl.core.config.server import FedProx as FedProxConfig
+from simfl.core.records import ProxPayload
 
 
 class FedProx(FedAvg):
@@ -22,5 +23,5 @@ class FedProx(FedAvg):
 
     cfg: FedProxConfig
 
-    def client_payload(self, state, client: int) -> dict[str, float]:
-        return {"mu": float(self.cfg.mu)}
+    def client_payload(self, state, client: int) -> ProxPayload:
+        return ProxPayload(float(self.cfg.mu))

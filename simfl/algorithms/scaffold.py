@@ -3,14 +3,14 @@
 Karimireddy et al., "SCAFFOLD: Stochastic Controlled Averaging for Federated Learning",
 ICML 2020, Algorithm 1 with option II control variates (ALGORITHMS.md §1.6). Client i
 runs corrected SGD y <- y - eta_l (g_i(y) - c_i + c) from x and sends Delta y_i = y - x
-(``ClientUpdate.delta``) and Delta c_i = c_i^+ - c_i (``extra["delta_c"]``, a dict like
-the parameters). The server applies
+(``ClientUpdate.delta``) and Delta c_i = c_i^+ - c_i (``ScaffoldResult.delta_c``, read
+as ``extra["delta_c"]``, a dict like the parameters). The server applies
 
     x <- x + eta_g * (1/|S_t|) sum_{i in S_t} Delta y_i,
     c <- c + (1/N) sum_{i in S_t} Delta c_i,
 
 and, because the client controls c_i live in the aggregator state here, also
-c_i <- c_i + Delta c_i. ``client_payload(state, i)`` returns ``{"c": c, "c_i": c_i}``,
+c_i <- c_i + Delta c_i. ``client_payload(state, i)`` returns ``ScaffoldPayload(c, c_i)``,
 what the local rule needs. An empty round changes nothing. The local corrected-SGD
 rule is not part of this module.
 """
@@ -25,7 +25,7 @@ import torch
 from simfl.algorithms.report import report
 from simfl.algorithms.update_table import cast, ordered, zeros
 from simfl.core.config.server import Scaffold as ScaffoldConfig
-from simfl.core.records import ClientUpdate, RoundOutcome
+from simfl.core.records import ClientUpdate, RoundOutcome, ScaffoldPayload
 
 
 class Scaffold:
@@ -38,9 +38,9 @@ class Scaffold:
         c = {k: torch.zeros_like(v) for k, v in params.items()}
         return {"c": c, "c_i": zeros(params, len(n_samples))}
 
-    def client_payload(self, state, client: int) -> dict:
-        return {"c": {k: v.clone() for k, v in state["c"].items()},
-                "c_i": {k: rows[client].clone() for k, rows in state["c_i"].items()}}
+    def client_payload(self, state, client: int) -> ScaffoldPayload:
+        return ScaffoldPayload({k: v.clone() for k, v in state["c"].items()},
+                               {k: rows[client].clone() for k, rows in state["c_i"].items()})
 
     def aggregate(self, state, params, outcome: RoundOutcome,
                   updates: Sequence[ClientUpdate]):

@@ -1,36 +1,39 @@
-"""Local training rules and the minibatch plan they follow.
+"""Local training: the minibatch plan, the losses, and one step of every local rule.
 
-Every local rule here is minibatch SGD from the model the client was sent, changed in
-one of four ways, chosen by what the aggregator put in the job's payload
-(``client_payload``); a job without a payload trains with plain ``sgd``:
+A job trains minibatch SGD from the model the client was sent, changed by the local rule
+its payload names (:class:`simfl.core.records.LocalPayload`, from the aggregator's
+``client_payload``); a job without a payload trains with plain ``sgd``. The built-in
+rules (:mod:`simfl.train.rules`, docs/algorithms.md):
 
-``scaled_sgd``  ``{"loss_scale": s}``: the loss is multiplied by s (FedLaAvg's N n_i / n,
-                ALGORITHMS.md §5 step 2); weight decay is not scaled.
-``prox``        ``{"mu": mu}``: FedProx's proximal term (mu/2) ||w - w_t||^2 is added to
-                the loss (Li et al., MLSys 2020, eq. 2), w_t being the start model.
-``scaffold``    ``{"c": c, "c_i": c_i}`` (parameter dicts): each step uses the corrected
-                gradient g - c_i + c; the update's ``extra["delta_c"]`` is
+``scaled_sgd``  :class:`ScaledSgdPayload`: the loss is multiplied by ``loss_scale``
+                (FedLaAvg's N n_i / n, §5 step 2); weight decay is not scaled.
+``prox``        :class:`ProxPayload`: FedProx's proximal term (mu/2) ||w - w_t||^2 is added
+                to the loss (Li et al., MLSys 2020, eq. 2), w_t being the start model.
+``scaffold``    :class:`ScaffoldPayload` (``c``, ``c_i``: parameter dicts): each step uses
+                the corrected gradient g - c_i + c; the result's ``delta_c`` is
                 c_i^+ - c_i = -c + (w_t - y) / (K lr), K the number of steps taken
-                (Karimireddy et al., ICML 2020, Algorithm 1, option II; ALGORITHMS.md §1.6).
-                A client that takes no step sends delta_c = 0.
-``cvar``        ``{"cvar": {"t", "alpha", "lam", "lr_t"}}``: SGD on the pair (theta, t) for
-                F(theta, t) = lam f + (1 - lam)(t + (f - t)_+ / alpha), f the minibatch-mean
-                loss, with separate step sizes lr (theta) and lr_t (t); the subgradient at
-                f = t takes the branch f <= t (ALGORITHMS.md §2). ``extra["t"]`` is the final t.
+                (Karimireddy et al., ICML 2020, Algorithm 1, option II; §1.6). A client
+                that takes no step sends delta_c = 0.
+``cvar``        :class:`CVaRPayload` (``t``, ``alpha``, ``lam``, ``lr_t``): SGD on the pair
+                (theta, t) for F(theta, t) = lam f + (1 - lam)(t + (f - t)_+ / alpha), f the
+                minibatch-mean loss, with separate step sizes lr (theta) and lr_t (t); the
+                subgradient at f = t takes the branch f <= t (§2). The result's ``t`` is the
+                final t.
 
-Any payload may also hold ``"lr_scale": s`` (the server's learning-rate schedule,
-``server.lr_schedule``): the job then trains with step size ``lr * s`` throughout (every
-term of the step, SCAFFOLD's K lr included), and its ``extra["lr_scale"]`` reports s, so
-the server can normalise the update by the step size it was actually made with.
+Any payload may also set ``lr_scale`` (the server's learning-rate schedule,
+``server.lr_schedule``): the job then trains with step size ``lr * lr_scale`` throughout
+(every term of the step, SCAFFOLD's K lr included), and its result reports the same
+``lr_scale``, so the server can normalise the update by the step size it was made with.
 
 The arithmetic of one step lives in :class:`StepRule`, on tensors with a leading client
 axis, so the inline executor (one client, axis of length 1) and the batched executor
-(all clients) run the very same code; only the inline executor's jobs without a payload
-take :func:`plain_sgd_step`, the same arithmetic without the client axis.
+(all clients) run the very same code; only the inline executor's plain-SGD jobs take
+:func:`plain_sgd_step`, the same arithmetic without the client axis.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -38,9 +41,12 @@ import torch
 import torch.nn.functional as F
 
 from simfl.core.config import Dataset, Task
-from simfl.core.records import TrainJob
+from simfl.core.errors import ConfigError
+from simfl.core.records import (CVaRPayload, LocalPayload, LocalResult, ProxPayload,
+                                ScaffoldPayload, ScaledSgdPayload, SgdPayload, TrainJob)
 from simfl.core.rng import RngTree
 from simfl.train.models import DenseNet, Params
+from simfl.train.rules import RULES, LocalRule, column, per_client
 
 
 def minibatch_plan(n_samples: int, task: Task, rng: np.random.Generator) -> list[np.ndarray]:
@@ -87,17 +93,51 @@ def cross_entropy(out: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
                            reduction="none").view(out.shape[:-1])
 
 
-def _column(values: Sequence[float], like: torch.Tensor) -> torch.Tensor:
-    return torch.tensor(values, dtype=like.dtype, device=like.device)
+def as_payload(payload: Any) -> LocalPayload | None:
+    """``payload`` as a typed record: records pass through, None stays None (plain SGD),
+    and a plain dict in the keys of the built-in rules (``loss_scale``, ``mu``, ``c`` and
+    ``c_i``, ``cvar``, each with an optional ``lr_scale``) becomes its record."""
+    if payload is None or isinstance(payload, LocalPayload):
+        return payload
+    if not isinstance(payload, Mapping):
+        raise TypeError(f"a local rule's payload must be a LocalPayload, not {payload!r}")
+    common = {"lr_scale": float(payload["lr_scale"])} if "lr_scale" in payload else {}
+    rules = [key for key in ("loss_scale", "mu", "c", "cvar") if key in payload]
+    if len(rules) > 1:
+        raise ValueError(f"a payload asks for one local rule, not {rules}")
+    if not rules:
+        return SgdPayload(**common) if common else None
+    if rules == ["loss_scale"]:
+        return ScaledSgdPayload(float(payload["loss_scale"]), **common)
+    if rules == ["mu"]:
+        return ProxPayload(float(payload["mu"]), **common)
+    if rules == ["c"]:
+        return ScaffoldPayload(payload["c"], payload["c_i"], **common)
+    return CVaRPayload(**{k: float(v) for k, v in payload["cvar"].items()}, **common)
+
+
+def local_rule(kind: type[LocalPayload]) -> LocalRule:
+    """The implementation of the rule whose payload class is ``kind``."""
+    try:
+        return RULES[kind]
+    except KeyError:
+        raise ConfigError("server.algorithm.local_rule", getattr(kind, "kind", kind.__name__),
+                          "a local rule with an implementation: register one with "
+                          f"simfl.register({kind.__name__}, rule)") from None
 
 
 class StepRule:
     """One local step of every rule, for K clients stacked along axis 0.
 
+    Composes the local rules (:mod:`simfl.train.rules`) that the stack's payloads name,
+    in their registration order, with what every rule shares: weight decay and the step
+    size ``lr * lr_scale``.
+
     Parameters
     ----------
     payloads
-        The jobs' payloads, in stack order (see the module docstring for the keys).
+        The jobs' payloads (:class:`~simfl.core.records.LocalPayload`, None for plain SGD,
+        or a plain dict, see :func:`as_payload`), in stack order.
     start
         The stacked start models ``{name: [K, ...]}`` (the prox anchor and SCAFFOLD's x).
     lr, weight_decay
@@ -112,50 +152,40 @@ class StepRule:
 
     def __init__(self, payloads: Sequence[Any], start: Params, lr: float,
                  weight_decay: float) -> None:
-        payloads = self.payloads = [p or {} for p in payloads]
+        payloads = self.payloads = [as_payload(p) for p in payloads]
         like = next(iter(start.values()))
         self.start, self.weight_decay = start, weight_decay
-        self.lr_scale = [float(p.get("lr_scale", 1.0)) for p in payloads]
+        self.lr_scale = [1.0 if p is None or p.lr_scale is None else float(p.lr_scale)
+                         for p in payloads]
         self.step_sizes = [lr * s for s in self.lr_scale]
         shared = set(self.step_sizes) or {lr}
         self.lr = shared.pop() if len(shared) == 1 else None
-        self.lr_k = _column(self.step_sizes, like)
-        scale = [p.get("loss_scale", 1.0) for p in payloads]
-        self.scale = _column(scale, like)
-        self.unit_scale = all(s == 1.0 for s in scale)
-        mu = [p.get("mu", 0.0) for p in payloads]
-        self.mu = _column(mu, like) if any(mu) else None
-        self.correction = self.control = None
-        if any("c" in p for p in payloads):
-            self.control = {name: torch.stack([p["c"][name].to(like) for p in payloads])
-                            for name in start}
-            self.correction = {name: self.control[name]
-                               - torch.stack([p["c_i"][name].to(like) for p in payloads])
-                               for name in start}
-        self.cvar = None
-        if any("cvar" in p for p in payloads):
-            c = [p["cvar"] for p in payloads]
-            self.cvar = {key: _column([float(v[key]) for v in c], like)
-                         for key in ("t", "alpha", "lam", "lr_t")}
+        self.lr_k = column(self.step_sizes, like)
+        kinds = {type(p) for p in payloads if p is not None}
+        order = list(RULES)
+        self.rules: list[tuple[type, LocalRule, Any]] = []
+        for kind in sorted(kinds, key=lambda k: order.index(k) if k in order else len(order)):
+            rule = local_rule(kind)
+            state = rule.init([p if type(p) is kind else None for p in payloads], start)
+            if state is not None:
+                self.rules.append((kind, rule, state))
+        self.terms = [(rule, state) for _, rule, state in self.rules if rule.adds_term]
 
     def coefficients(self, losses: torch.Tensor) -> torch.Tensor | None:
         """Multiplier of each active client's loss gradient (``losses``: its K_t losses),
         or None when every multiplier is 1."""
-        k_t = len(losses)
-        if self.unit_scale and self.cvar is None:
-            return None
-        coef = self.scale[:k_t]
-        if self.cvar is not None:
-            lam, alpha, t = (self.cvar[key][:k_t] for key in ("lam", "alpha", "t"))
-            coef = coef * torch.where(losses.detach() > t, lam + (1 - lam) / alpha, lam)
+        coef = None
+        for _, rule, state in self.rules:
+            factor = rule.coefficient(state, losses)
+            if factor is not None:
+                coef = factor if coef is None else coef * factor
         return coef
 
     @property
     def gradient_only(self) -> bool:
         """True when a step is ``p -= lr * g`` (no weight decay, proximal term or
         correction), so a caller may fuse it into the matmul that makes g."""
-        return (not self.weight_decay and self.mu is None and self.correction is None
-                and self.lr is not None)
+        return not self.weight_decay and not self.terms and self.lr is not None
 
     def step(self, named: Sequence[tuple[str, torch.Tensor, torch.Tensor]],
              losses: torch.Tensor) -> None:
@@ -168,12 +198,12 @@ class StepRule:
         with torch.no_grad():
             for name, p, g in named:
                 if coef is not None:
-                    g.mul_(coef.view((len(coef),) + (1,) * (p.dim() - 1)))
+                    g.mul_(per_client(coef, p))
                 self.descend(name, p, g)
         self.advance(losses)
 
     def descend(self, name: str, p: torch.Tensor, g: torch.Tensor) -> None:
-        """``p -= lr * (g + the rule's terms)`` in place, ``g`` being the gradient of the
+        """``p -= lr * (g + the rules' terms)`` in place, ``g`` being the gradient of the
         scaled loss for the active prefix ``p = stack[:K_t]``; ``g`` is overwritten.
 
         Every term is added in place: at 100 clients a stacked weight is 32 MB, and a fresh
@@ -183,42 +213,33 @@ class StepRule:
         k_t = len(p)
         if self.weight_decay:
             g.add_(p, alpha=self.weight_decay)
-        if self.mu is not None:
-            shape = (k_t,) + (1,) * (p.dim() - 1)
-            g.addcmul_(self.mu[:k_t].view(shape), p - self.start[name][:k_t])
-        if self.correction is not None:
-            g.add_(self.correction[name][:k_t])
+        for rule, state in self.terms:
+            rule.term(state, name, p, g)
         if self.lr is None:
-            p.sub_(g.mul_(self.lr_k[:k_t].view((k_t,) + (1,) * (p.dim() - 1))))
+            p.sub_(g.mul_(per_client(self.lr_k[:k_t], p)))
         else:
             p.sub_(g, alpha=self.lr)
 
     def advance(self, losses: torch.Tensor) -> None:
-        """The rule's own state after a step (CVaR's t) of the clients with ``losses``."""
-        if self.cvar is None:
-            return
-        k_t = len(losses)
-        with torch.no_grad():
-            lam, alpha, t, lr_t = (self.cvar[key][:k_t] for key in ("lam", "alpha", "t", "lr_t"))
-            d_t = torch.where(losses.detach() > t, (1 - lam) * (1 - 1 / alpha), 1 - lam)
-            self.cvar["t"][:k_t] = t - lr_t * d_t
+        """The rules' own state after a step (CVaR's t) of the clients with ``losses``."""
+        self.rules = [(kind, rule, rule.advance(state, losses))
+                      for kind, rule, state in self.rules]
 
-    def extras(self, local: Params, n_steps: Sequence[int]) -> list[dict[str, Any]]:
-        """Each client's ``ClientUpdate.extra`` after training (``local``: stacked results)."""
-        out: list[dict[str, Any]] = [{} for _ in n_steps]
-        if self.correction is not None:
-            for k, steps in enumerate(n_steps):
-                out[k]["delta_c"] = {
-                    name: (torch.zeros_like(self.start[name][k]) if steps == 0 else
-                           (self.start[name][k] - local[name][k]) / (steps * self.step_sizes[k])
-                           - self.control[name][k])
-                    for name in self.start}
-        if self.cvar is not None:
-            for k, value in enumerate(self.cvar["t"].tolist()):
-                out[k]["t"] = value
-        for k, (payload, scale) in enumerate(zip(self.payloads, self.lr_scale)):
-            if "lr_scale" in payload:
-                out[k]["lr_scale"] = scale
+    def extras(self, local: Params, n_steps: Sequence[int]) -> list[LocalResult]:
+        """Each client's result record (``ClientUpdate.extra``) after training
+        (``local``: stacked results)."""
+        states = {kind: (rule, state) for kind, rule, state in self.rules}
+        out: list[LocalResult] = []
+        for k, (payload, steps) in enumerate(zip(self.payloads, n_steps)):
+            if payload is None:
+                out.append(LocalResult())
+                continue
+            fields: dict[str, Any] = {}
+            if type(payload) in states:
+                rule, state = states[type(payload)]
+                fields = rule.result(state, k, self.start, local, steps, self.step_sizes[k])
+            lr_scale = None if payload.lr_scale is None else self.lr_scale[k]
+            out.append(payload.result(lr_scale=lr_scale, **fields))
         return out
 
 
@@ -229,7 +250,7 @@ Penalty = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 def sgd(net: DenseNet, start: Params, x: torch.Tensor, y: torch.Tensor,
         plan: list[np.ndarray], lr: float, weight_decay: float, payload: Any = None,
         loss: LossFn | None = None, penalty: Penalty | None = None,
-        ) -> tuple[Params, float, dict[str, Any]]:
+        ) -> tuple[Params, float, LocalResult]:
     """The local rule ``payload`` asks for (plain SGD without one), one client, from ``start``.
 
     ``penalty``, if given, is added to each minibatch's mean loss (e.g. distillation,
@@ -249,7 +270,9 @@ def sgd(net: DenseNet, start: Params, x: torch.Tensor, y: torch.Tensor,
     names = list(start)
     tensors = [start[k].detach().clone().requires_grad_(True) for k in names]
     params = dict(zip(names, tensors))
-    rule = None if not payload else StepRule(
+    payload = as_payload(payload)
+    plain = payload is None or (type(payload) is SgdPayload and payload.lr_scale is None)
+    rule = None if plain else StepRule(
         [payload], {k: v.detach().unsqueeze(0) for k, v in start.items()}, lr, weight_decay)
     total = 0.0
     if plan:
@@ -271,8 +294,8 @@ def sgd(net: DenseNet, start: Params, x: torch.Tensor, y: torch.Tensor,
             rule.step(named, value.detach().view(1))
         total += value.item()
     local = {k: v.detach() for k, v in params.items()}
-    extra = {} if rule is None else rule.extras({k: v.unsqueeze(0) for k, v in local.items()},
-                                                [len(plan)])[0]
+    extra = LocalResult() if rule is None else rule.extras(
+        {k: v.unsqueeze(0) for k, v in local.items()}, [len(plan)])[0]
     return local, total / max(len(plan), 1), extra
 
 

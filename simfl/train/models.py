@@ -41,7 +41,13 @@ class DenseNet:
         return x
 
 
+#: plug-in models (:func:`simfl.register`): config class -> builder(cfg, input_shape, n_classes)
+BUILDERS: dict = {}
+
+
 def build_model(cfg: Model, n_features: int, n_classes: int) -> DenseNet:
+    if type(cfg) in BUILDERS:
+        return BUILDERS[type(cfg)](cfg, (n_features,), n_classes)
     if isinstance(cfg, Logreg):
         return DenseNet((n_features, n_classes))
     if isinstance(cfg, Mlp):

@@ -54,11 +54,51 @@ def test_bad_values_name_the_field(pairs, field, words):
     assert words in str(info.value)
 
 
-def test_kind_switch_keeps_shared_fields():
-    s = override("network.uplink.rate.rate_bps=5e5", "network.uplink.kind=erasure",
-                 "network.uplink.p=0.3", "network.uplink.kind=ideal")
-    assert s.network.uplink.kind == "ideal"
-    assert s.network.uplink.rate.rate_bps == 5e5
+def test_kind_switch_keeps_the_fields_given_on_the_command_line():
+    for pairs in (("network.uplink.rate.rate_bps=5e5", "network.uplink.kind=erasure"),
+                  ("network.uplink.kind=erasure", "network.uplink.rate.rate_bps=5e5")):
+        s = override(*pairs)
+        assert s.network.uplink == ErasureChannel(rate=simfl.FixedRate(rate_bps=5e5))
+
+
+def test_kind_switch_starts_from_the_new_kinds_defaults():
+    base = Scenario(population=simfl.Population(availability=simfl.SinLogNormal(beta=0.3)),
+                    network=simfl.Network(uplink=simfl.RayleighChannel(
+                        rate=simfl.FixedRate(rate_bps=7e5))))
+    s = apply_overrides(base, [("population.availability.kind", "more_data_first"),
+                               ("network.uplink.kind", "erasure")])
+    assert s.population.availability == simfl.MoreDataFirst()
+    assert s.population.availability.beta == 1e-5  # its own default, not sin_log_normal's 0.3
+    assert s.network.uplink == ErasureChannel()  # the scenario's rate was the old kind's
+    # the same kind again is no switch: the scenario's values stay
+    same = apply_overrides(base, [("population.availability.kind", "sin_log_normal")])
+    assert same.population.availability.beta == 0.3
+
+
+def test_a_field_the_final_kind_lacks_is_an_error_in_any_order():
+    for pairs in (("network.uplink.kind=erasure", "network.uplink.p=0.3", "network.uplink.kind=ideal"),
+                  ("network.uplink.p=0.3", "network.uplink.kind=ideal")):
+        with pytest.raises(ConfigError) as info:
+            override(*pairs)
+        assert info.value.field == "network.uplink.p"
+
+
+def test_derived_defaults_follow_what_they_derive_from():
+    s = apply_overrides(Scenario(population=simfl.Population(availability=simfl.LessDataFirst())),
+                        [("population.availability.variant", "flgo")])
+    assert s.population.availability.beta == 0.5  # flgo's default, not fedgs's 0.1
+    s = override("task.local_steps=3")
+    assert s.task.local_epochs is None
+
+
+def test_fedgs_scenario_kind_switch_resolves_the_new_kinds_beta(capsys):
+    from simfl.cli import main
+
+    assert main(["validate", "fedgs", "--set", "population.availability.kind=more_data_first"]) == 0
+    import json
+
+    availability = json.loads(capsys.readouterr().out)["population"]["availability"]
+    assert availability["kind"] == "more_data_first" and availability["beta"] == 1e-5
 
 
 def test_setting_one_of_an_exclusive_pair_clears_the_other():

@@ -26,6 +26,8 @@ _FIELD_TYPES: dict[type, dict[str, Any]] = {}
 
 #: the largest integer a field accepts: numpy's int64 holds every count and seed
 MAX_INT = 2**63 - 1
+#: the most clients a population or a round may have (far beyond what fits in memory)
+MAX_CLIENTS = 10**9
 
 
 def field_types(cls: type) -> dict[str, Any]:

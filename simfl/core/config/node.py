@@ -216,7 +216,7 @@ def _coerce(tp: Any, value: Any, infinite_ok: bool = False) -> Any:
             raise ConfigError("", value, "true or false")
         return value
     if tp is int:
-        if isinstance(value, float) and value.is_integer():
+        if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_INT:
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError("", value, "an integer")
@@ -231,8 +231,8 @@ def _coerce(tp: Any, value: Any, infinite_ok: bool = False) -> Any:
         except OverflowError:  # an int beyond the float range
             raise ConfigError("", value, "a finite number") from None
         if math.isnan(number) or (math.isinf(number) and not infinite_ok):
-            raise ConfigError("", value, "a finite number" if not math.isnan(number)
-                              or not infinite_ok else "a number (not NaN)")
+            raise ConfigError("", value, "a number (not NaN)" if infinite_ok
+                              else "a finite number")
         return number
     if tp is str:
         if not isinstance(value, str):

@@ -218,7 +218,8 @@ def _coerce(tp: Any, value: Any, infinite_ok: bool = False) -> Any:
     if tp is int:
         if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_INT:
             value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int):
+        too_big = isinstance(value, float) and math.isfinite(value) and value.is_integer()
+        if isinstance(value, bool) or not isinstance(value, int) and not too_big:
             raise ConfigError("", value, "an integer")
         if abs(value) > MAX_INT:
             raise ConfigError("", value, f"an integer of at most {MAX_INT} in size (int64)")

@@ -35,10 +35,6 @@ MAX_MODEL_BYTES = 10**15
 BYTES_PER_CLIENT = 256
 #: memory per invitee of a round: its records, events and the sampler's views
 BYTES_PER_INVITEE = 2048
-#: Python, numpy and simpy once imported (measured about 60 MB; rounded up)
-BASE_BYTES = 150 * 2**20
-#: torch and the training code, in runs that train (measured about 400 MB)
-TORCH_BYTES = 600 * 2**20
 #: copies of the data set alive while it is loaded, split and partitioned
 DATA_COPIES = 3
 
@@ -93,14 +89,14 @@ def estimate_memory(scenario: Scenario) -> MemoryEstimate:
     Counted: the simulator's per-client arrays, one round's invitees, the data set when
     the run loads it (training, label-based availability or sessions, or a partition
     without a size model) and the stacked models of a round's training. Not counted:
-    ``run.events`` logs (they grow with the run) and data sets of unknown kinds.
+    what does not grow with the scenario (Python, numpy, torch: a few hundred MB,
+    usually loaded already), ``run.events`` logs (they grow with the run) and data sets
+    of unknown kinds.
     """
     task, server, run = scenario.task, scenario.server, scenario.run
     n = task.n_clients
     invitees = min(n, math.ceil(server.overcommit * server.clients_per_round))
     parts = {
-        "Python and libraries": ("task.n_clients", BASE_BYTES + (0 if run.timing_only
-                                                                 else TORCH_BYTES)),
         "clients": ("task.n_clients", float(n) * BYTES_PER_CLIENT),
         "one round's invitees": ("server.clients_per_round", float(invitees) * BYTES_PER_INVITEE),
     }

@@ -20,6 +20,8 @@ import resource
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from simfl.core.config import Scenario
 from simfl.core.config.availability import Bernoulli, Trace
 from simfl.core.config.dataset import Blobs, Digits, Mnist5k, Quadratic, Synthetic
@@ -46,6 +48,7 @@ def preflight(scenario: Scenario) -> None:
     lists, the data set against the partition, and the trace file.
     """
     check_sizes(scenario)
+    check_uplink_rate(scenario)
     check_memory(scenario)
     check_per_client_lists(scenario)
     check_labels_exist(scenario)
@@ -59,6 +62,18 @@ def check_sizes(scenario: Scenario) -> None:
     if model_bytes is not None and model_bytes > MAX_MODEL_BYTES:
         raise ConfigError("network.model_bytes", model_bytes,
                           f"a size in bytes of at most {MAX_MODEL_BYTES:.0e}")
+
+
+def check_uplink_rate(scenario: Scenario) -> None:
+    """A finite uplink rate: a run converts airtime to bits at the uplink's nominal rate
+    (the energy model), which an infinite rate leaves undefined. (An infinite downlink
+    rate is fine: downloads then take no time.)"""
+    rate = getattr(scenario.network.uplink.rate, "rate_bps", None)
+    if rate is not None and math.isinf(rate):
+        raise ConfigError("network.uplink.rate.rate_bps", rate,
+                          "a finite uplink rate in a run (the energy model converts airtime "
+                          "to bits at the uplink's nominal rate; an infinite downlink rate is "
+                          "allowed)")
 
 
 # ---------------------------------------------------------------------------------
@@ -264,14 +279,23 @@ def check_data(scenario: Scenario) -> None:
 
     Computes every client's size as the run will (a size model, or the partition itself
     for ``dirichlet``): more clients than training samples, too many shards per client,
-    a Dirichlet minimum never reached, ``native`` on a data set without clients. With
-    sessions: enough clients for the groups and labels for every group.
+    a Dirichlet minimum never reached, ``native`` on a data set without clients, no test
+    sample left for evaluation. With sessions: enough clients for the groups and labels
+    for every group.
     """
     from simfl.train.data import build_data, client_sizes
+    from simfl.train.datasets import sample_counts
 
     task = scenario.task
     sessions = scenario.population.sessions
     rngs = RngTree(scenario.seed)
+    if not scenario.run.timing_only:  # evaluation needs a test sample
+        counts = np.asarray(sample_counts(task.dataset, task.n_clients, rngs))
+        n_test = int(np.round(task.test_fraction * counts).astype(np.int64).sum())
+        if n_test < 1:
+            raise ConfigError("task.test_fraction", task.test_fraction,
+                              f"a fraction that leaves at least one test sample (of "
+                              f"{int(counts.sum())} samples it holds out none)")
     if sessions is not None:
         sessions.client_groups(task.n_clients)
         if sessions.split_labels:

@@ -38,6 +38,8 @@ FAIL_IN_RUN = [
     (("task.dataset=quadratic", "task.partition=native", "population.availability=y_cycle"),
      "population.availability.kind"),
     (("network.model_bytes=10000000000000000",), "network.model_bytes"),
+    (("task.test_fraction=0.0001",), "task.test_fraction"),
+    (("network.uplink.rate.rate_bps=Infinity",), "network.uplink.rate.rate_bps"),
 ]
 
 

@@ -247,18 +247,19 @@ def test_plain_names_are_accepted(name):
 def test_deep_or_long_override_values_are_one_error():
     with pytest.raises(ConfigError) as info:
         parse_override("task.lr=" + "[" * 50_000 + "]" * 50_000)
-    assert info.value.field == "task.lr" and len(str(info.value)) < 300
+    assert info.value.field == "task.lr" and len(str(info.value)) < 400
     with pytest.raises(ConfigError) as info:
         parse_override("seed=" + "9" * 5000)
-    assert info.value.field == "seed" and len(str(info.value)) < 300
+    assert info.value.field == "seed" and len(str(info.value)) < 400
     with pytest.raises(ConfigError) as info:  # a float of 5,000 digits parses to infinity
         override("task.lr=" + "9" * 5000 + ".0")
     assert info.value.field == "task.lr"
     with pytest.raises(ConfigError) as info:  # nested, but within the parser's reach
         override("task.lr=" + "[" * 500 + "]" * 500)
-    assert info.value.field == "task.lr" and len(str(info.value)) < 300
+    assert info.value.field == "task.lr" and len(str(info.value)) < 400
 
 
-def test_error_messages_echo_at_most_about_100_characters_of_the_value():
-    err = ConfigError("task.lr", "x" * 10_000, "a number")
-    assert len(str(err)) < 200 and "10,002 characters" in str(err)
+def test_error_messages_echo_at_most_about_200_characters_of_the_value():
+    err = ConfigError("task.lr", "a" + "x" * 10_000 + "z", "a number")
+    assert len(str(err)) < 300 and "10,004 characters" in str(err)
+    assert "'axx" in str(err) and "xxz'" in str(err)  # the start and the end

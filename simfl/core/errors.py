@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 
-#: the most characters of a rejected value that a message repeats
-MAX_ECHO_CHARS = 100
+#: the most characters of a rejected value that a message repeats (its start and end)
+MAX_ECHO_CHARS = 200
 
 
 def echo(value: object) -> str:
-    """``repr(value)``, cut to about :data:`MAX_ECHO_CHARS` characters."""
+    """``repr(value)``; a long one keeps its start and end (where a file's line number
+    and the offending text are) and says how long it was."""
     try:
         text = repr(value)
     except (RecursionError, ValueError):  # deeply nested, or an int too long to print
         text = f"<{type(value).__name__}>"
     if len(text) > MAX_ECHO_CHARS:
-        text = f"{text[:MAX_ECHO_CHARS - 20]}... ({len(text):,} characters)"
+        head, tail = MAX_ECHO_CHARS * 2 // 3, MAX_ECHO_CHARS // 3
+        text = f"{text[:head]} ... {text[-tail:]} ({len(text):,} characters)"
     return text
 
 

@@ -104,7 +104,7 @@ def _check(pairs, key):
     assert f"error: {named}" in err or f"error: {key}" in err, (pairs, err)
 
 
-@settings(max_examples=300, deadline=None, derandomize=True,
+@settings(max_examples=500, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(invalid_override())
 def test_an_invalid_value_anywhere_is_one_line_naming_its_field(case):

@@ -102,7 +102,7 @@ def check_run(scenario, out_dir):
     assert summary["sim_time_s"] >= t_prev
 
 
-@settings(max_examples=25, deadline=None, derandomize=True,
+@settings(max_examples=60, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(scenarios())
 def test_generated_timing_only_runs_keep_their_accounts(tmp_path, scenario):

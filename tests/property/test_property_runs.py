@@ -110,7 +110,7 @@ def test_generated_timing_only_runs_keep_their_accounts(tmp_path, scenario):
 
 
 @pytest.mark.slow
-@settings(max_examples=400, deadline=None,
+@settings(max_examples=2000, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(scenarios())
 def test_generated_timing_only_runs_long_profile(tmp_path, scenario):

@@ -1,13 +1,16 @@
 """The ``simfl`` command line: run, validate, list, plot.
 
-Exit status: 0 success, 2 invalid scenario or arguments (one paragraph naming the
-field, the bad value and what is allowed), 1 anything else.
+Exit status: 0 success, 2 invalid scenario or arguments (one line naming the field,
+the bad value and what is allowed), 1 a run that could not write its files (one line)
+or a bug (a traceback), 141 when the output pipe closed early (``| head``), 130 on
+Ctrl-C.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -45,29 +48,50 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    print(json.dumps(_scenario_from_args(args).to_dict(), indent=2))
+    from simfl.preflight import preflight
+
+    scenario = _scenario_from_args(args)
+    preflight(scenario)
+    print(json.dumps(scenario.to_dict(), indent=2))
     return 0
+
+
+class Progress:
+    """The progress bar of ``simfl run``: in rounds, or in simulated seconds when the run
+    is bounded by ``run.horizon_s`` alone (``run.rounds = null``)."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        from tqdm import tqdm
+
+        run = scenario.run
+        self.by_time = run.rounds is None
+        self.horizon_s = run.horizon_s
+        self.bar = tqdm(total=run.horizon_s if self.by_time else run.rounds,
+                        unit="sim s" if self.by_time else "round", desc=scenario.name,
+                        file=sys.stderr, dynamic_ncols=True,
+                        bar_format=("{l_bar}{bar}| {n:,.0f}/{total:,.0f} sim s "
+                                    "[{elapsed}<{remaining}{postfix}]") if self.by_time else None)
+
+    def __call__(self, done: int, t_s: float, accuracy: float | None) -> None:
+        if self.by_time:
+            self.bar.update(min(t_s, self.horizon_s) - self.bar.n)
+        else:
+            self.bar.update(1)
+        acc = "-" if accuracy is None else f"{accuracy:.3f}"
+        where = f"round {done}" if self.by_time else f"sim {t_s:,.1f} s"
+        self.bar.set_postfix_str(f"{where}, acc {acc}", refresh=False)
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     scenario = _scenario_from_args(args)
     from simfl.experiment import run_scenario
 
-    bar = None
-    if not args.quiet:
-        from tqdm import tqdm
-
-        bar = tqdm(total=scenario.run.rounds, unit="round", desc=scenario.name, file=sys.stderr,
-                   dynamic_ncols=True)
-
-    def progress(done: int, t_s: float, accuracy: float | None) -> None:
-        bar.update(1)
-        acc = "-" if accuracy is None else f"{accuracy:.3f}"
-        bar.set_postfix_str(f"sim {t_s:,.1f} s, acc {acc}", refresh=False)
-
+    bar = None if args.quiet else Progress(scenario)
     try:
-        result = run_scenario(scenario, Path(args.out) if args.out else None,
-                              progress if bar else None)
+        result = run_scenario(scenario, Path(args.out) if args.out else None, bar)
     finally:
         if bar:
             bar.close()
@@ -148,16 +172,42 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return status
     except SimflError as err:
-        print(f"simfl {args.command}: error: {err}", file=sys.stderr)
-        return 2
+        _error(args.command, str(err))
+        return err.exit_status
+    except BrokenPipeError:  # the reader left (``simfl validate x | head``): end quietly
+        _silence_stdout()
+        return 141
     except KeyboardInterrupt:
         print(f"simfl {args.command}: interrupted", file=sys.stderr)
         return 130
+    except OSError as err:  # the file system refused (full disk, read-only folder...)
+        where = f"{err.filename}: " if err.filename else ""
+        _error(args.command, f"{where}{err.strerror or err}")
+        return 1
+    except RecursionError:
+        _error(args.command, "a value is nested too deeply")
+        return 2
     except Exception:  # a bug: keep the traceback for the report
         traceback.print_exc()
         return 1
+
+
+def _error(command: str, message: str) -> None:
+    """Print ``message`` on one line of stderr."""
+    print(f"simfl {command}: error: {message.replace(chr(13), ' ').replace(chr(10), ' ')}", file=sys.stderr)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's last flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout is not a real file (tests capture it)
+        pass
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ from simfl.core.registry import registry
 from simfl.core.rng import RngTree
 from simfl.metrics.recorder import RunRecorder
 from simfl.metrics.rundir import fresh_run_dir
+from simfl.preflight import preflight
 from simfl.sim.availability import build_availability
 from simfl.sim.battery import Batteries
 from simfl.sim.channel import build_link
@@ -106,6 +107,7 @@ LOCAL_RULES = registry("local_rules")
 def run_scenario(scenario: Scenario, out_dir: Path | None = None,
                  progress: ProgressFn | None = None) -> RunResult:
     """Simulate ``scenario`` and write its run directory (a fresh one by default)."""
+    preflight(scenario)  # every check that needs no training, before anything is allocated
     from simfl.train.data import build_data, client_sizes
 
     started_s = time.perf_counter()

@@ -109,3 +109,117 @@ def test_plot_of_a_timing_only_run_explains_itself(tmp_path, capsys):
                  "--out", str(tmp_path / "t")]) == 0
     assert main(["plot", str(tmp_path / "t"), "--out", str(tmp_path / "p.png")]) == 2
     assert "timing-only" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------
+# one line for every bad input, the file system and the pipe
+
+
+def one_error_line(capsys, argv, status=2):
+    assert main(argv) == status
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    return err
+
+
+@pytest.mark.parametrize("pair, field", [
+    ("server.deadline_s=Infinity", "server.deadline_s"),
+    ("task.lr=NaN", "task.lr"),
+    ("population.compute.sigma=Infinity", "population.compute.sigma"),
+    ("server.min_updates=11", "server.min_updates"),
+    ("task.local_epochs=1000000000000000000000", "task.local_epochs"),
+    ("server.clients_per_round=100000000000000000000", "server.clients_per_round"),
+    ("name=../../x", "name"),
+    ("name=a\x00b", "name"),
+    ("seed=" + "7" * 5000, "seed"),
+    ("task.lr=" + "[" * 50_000 + "]" * 50_000, "task.lr"),
+])
+def test_bad_values_give_one_line_naming_the_field(capsys, pair, field):
+    err = one_error_line(capsys, ["validate", "quickstart", "--set", pair])
+    assert f"error: {field} = " in err and len(err) < 400
+
+
+def test_a_name_with_a_path_never_writes_outside_runs(tmp_path, capsys):
+    err = one_error_line(capsys, ["run", "quickstart", "--timing-only", "--quiet",
+                                  "--set", "name=../../escaped", "--set", "run.rounds=1"])
+    assert "--out" in err
+    assert not (ROOT.parent / "escaped_seed1").exists()
+
+
+def test_out_pointing_at_a_file_is_one_line_and_exit_2(tmp_path, capsys):
+    target = tmp_path / "a_file"
+    target.write_text("keep me")
+    err = one_error_line(capsys, ["run", "quickstart", *TINY, "--timing-only", "--quiet",
+                                  "--out", str(target)])
+    assert "--out" in err and str(target) in err
+    assert target.read_text() == "keep me"
+
+
+@pytest.mark.parametrize("errno_name", ["ENOSPC", "EROFS", "EACCES"])
+def test_a_file_system_that_refuses_writes_is_one_line_exit_1_and_no_temp_files(
+        tmp_path, capsys, monkeypatch, errno_name):
+    import errno
+    import os
+
+    from simfl.metrics import rundir
+
+    real_fsync = os.fsync
+    calls = {"n": 0}
+
+    def failing_fsync(fd):
+        calls["n"] += 1
+        if calls["n"] >= 2:  # config.json is written, then the disk fills up
+            raise OSError(getattr(errno, errno_name), os.strerror(getattr(errno, errno_name)))
+        real_fsync(fd)
+
+    monkeypatch.setattr(rundir.os, "fsync", failing_fsync)
+    err = one_error_line(capsys, ["run", "quickstart", *TINY, "--timing-only", "--quiet",
+                                  "--out", str(tmp_path / "r")], status=1)
+    assert "cannot write" in err and os.strerror(getattr(errno, errno_name)) in err
+    assert not [p for p in (tmp_path / "r").iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_folder_that_cannot_be_created_is_one_line(tmp_path, capsys):
+    (tmp_path / "file").write_text("")
+    err = one_error_line(capsys, ["run", "quickstart", *TINY, "--timing-only", "--quiet",
+                                  "--out", str(tmp_path / "file" / "run")], status=1)
+    assert "cannot create" in err
+
+
+def test_validate_into_a_closed_pipe_prints_no_traceback():
+    # the reader is gone before simfl writes (as ``| head`` that has read its lines)
+    proc = subprocess.Popen([sys.executable, "-m", "simfl", "validate", "quickstart"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    proc.wait(timeout=60)
+    assert err == "" and proc.returncode == 141
+
+
+def test_a_run_bounded_by_horizon_shows_a_bar_in_simulated_time(tmp_path, capsys):
+    assert main(["run", "battery", "--timing-only", "--set", "run.horizon_s=20000",
+                 "--out", str(tmp_path / "b")]) == 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "20,000 sim s" in err
+
+
+def test_two_runs_with_the_same_name_and_seed_started_at_once_get_their_own_folders(tmp_path):
+    cmd = [sys.executable, "-m", "simfl", "run", "quickstart", "--timing-only", "--quiet",
+           "--set", "run.rounds=20"]
+    procs = [subprocess.Popen(cmd + ["--set", f"server.deadline_s={d}"], cwd=tmp_path,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+             for d in (5, 7)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    dirs = sorted(out.strip() for out, _ in outs)
+    assert dirs == ["runs/quickstart_seed1", "runs/quickstart_seed1_2"]
+    for d in dirs:  # each folder holds one run's config and tables
+        config = json.loads((tmp_path / d / "config.json").read_text())
+        deadline = config["scenario"]["server"]["deadline_s"]
+        assert json.loads((tmp_path / d / "summary.json").read_text())["rounds"] == 20
+        assert deadline in (5.0, 7.0)
+    deadlines = {json.loads((tmp_path / d / "config.json").read_text())["scenario"]["server"]
+                 ["deadline_s"] for d in dirs}
+    assert deadlines == {5.0, 7.0}
+    assert not list(tmp_path.rglob("*.tmp"))

@@ -3,8 +3,36 @@
 from __future__ import annotations
 
 
+#: the most characters of a rejected value that a message repeats (its start and end)
+MAX_ECHO_CHARS = 200
+
+
+def echo(value: object) -> str:
+    """``repr(value)``; a long one keeps its start and end (where a file's line number
+    and the offending text are) and says how long it was."""
+    try:
+        text = repr(value)
+    except (RecursionError, ValueError):  # deeply nested, or an int too long to print
+        text = f"<{type(value).__name__}>"
+    if len(text) > MAX_ECHO_CHARS:
+        head, tail = MAX_ECHO_CHARS * 2 // 3, MAX_ECHO_CHARS // 3
+        text = f"{text[:head]} ... {text[-tail:]} ({len(text):,} characters)"
+    return text
+
+
 class SimflError(Exception):
-    """Base class for problems the user can fix (bad scenario, bad argument, bad file)."""
+    """Base class for problems the user can fix (bad scenario, bad argument, bad file).
+
+    ``exit_status`` is the command line's exit status for it: 2 (invalid input).
+    """
+
+    exit_status = 2
+
+
+class OutputError(SimflError):
+    """The run directory could not be written (disk full, read-only folder...): exit 1."""
+
+    exit_status = 1
 
 
 class ConfigError(SimflError):
@@ -29,7 +57,7 @@ class ConfigError(SimflError):
 
     def _message(self) -> str:
         where = self.field or "scenario"
-        return f"{where} = {self.value!r} is not allowed: expected {self.allowed}."
+        return f"{where} = {echo(self.value)} is not allowed: expected {self.allowed}."
 
     def within(self, prefix: str) -> "ConfigError":
         """The same error with ``prefix`` prepended to its field path."""

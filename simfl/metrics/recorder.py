@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import json
 import time
 from pathlib import Path
@@ -9,92 +10,154 @@ from typing import Any, Sequence
 
 from simfl.core.records import Event, RoundOutcome
 from simfl.metrics.invariants import check_energy, check_rounds
-from simfl.metrics.rundir import (EVAL_COLUMNS, EVENT_COLUMNS, ROUND_COLUMNS, csv_text,
-                                  write_atomic, write_json)
+from simfl.metrics.rundir import (EVAL_COLUMNS, EVENT_COLUMNS, ROUND_COLUMNS, append_text,
+                                  csv_text, write_atomic, write_csv, write_json)
+
+#: invitee records (received plus missing) of the latest rounds that ``outcomes`` keeps
+KEEP_OUTCOME_RECORDS = 200_000
 
 
 class RunRecorder:
     """Collects one run's records and keeps its directory valid while it runs.
 
-    Tables are rewritten atomically at most every ``flush_every_s`` seconds of wall
-    time and at the end, so an interrupted run leaves complete files.
+    ``rounds.csv`` and ``evals.csv`` get their header at once and their rows appended
+    at most every ``flush_every_s`` seconds of wall time and at the end (whole rows in
+    one write), so the cost of a flush is that of its new rows. Memory stays bounded:
+    the summary needs only running totals, each round's invariants are checked when it
+    is recorded, and :attr:`outcomes` holds the latest rounds only, up to
+    ``keep_outcome_records`` invitee records (always at least the last round).
     """
 
     def __init__(self, out_dir: Path, config: dict[str, Any], target_accuracy: float | None,
                  started_s: float, flush_every_s: float = 1.0,
-                 eval_extra: tuple[str, ...] = (), late: bool = False) -> None:
+                 eval_extra: tuple[str, ...] = (), late: bool = False,
+                 keep_outcome_records: int = KEEP_OUTCOME_RECORDS) -> None:
         self.out_dir = out_dir
         self.late = late  # the aggregator asked for late uploads: rounds.csv counts them
         self.round_columns = ROUND_COLUMNS + (("n_late_stored",) if late else ())
         self.eval_columns = EVAL_COLUMNS + eval_extra  # extra columns of evals.csv
         self.target_accuracy = target_accuracy
         self.flush_every_s = flush_every_s
-        self.outcomes: list[RoundOutcome] = []
-        self.trained: list[int] = []
-        self.aggregated: list[int] = []
+        self.keep_outcome_records = keep_outcome_records
+        self._outcomes: collections.deque[RoundOutcome] = collections.deque()
+        self._kept_records = 0
+        self.n_rounds = 0
+        self.trained_total = 0
+        self.aggregated_total = 0
+        self.energy_total_j = 0.0
+        self.problems: list[str] = []  # invariant violations found so far
+        self._previous: RoundOutcome | None = None
+        self._late_bases: dict[int, RoundOutcome] = {}  # rounds that late uploads may come from
         self.client_table: dict[str, Sequence[Any]] | None = None  # see clients()
-        self.round_rows: list[tuple] = []
+        self._pending_rounds: list[tuple] = []
+        self._pending_evals: list[tuple] = []
+        #: the latest evaluation row (a list of at most one row, newest last)
         self.eval_rows: list[tuple] = []
+        self._final_accuracy: float | None = None
+        self._best_accuracy: float | None = None
+        self._time_to_target_s: float | None = None
         self._last_flush = 0.0
         self._started_s = started_s  # time.perf_counter() when the run began
         write_json(out_dir / "config.json", config)
+        write_atomic(out_dir / "rounds.csv", csv_text(self.round_columns, ()))
+        write_atomic(out_dir / "evals.csv", csv_text(self.eval_columns, ()))
+
+    @property
+    def outcomes(self) -> list[RoundOutcome]:
+        """The latest rounds' outcomes (all of them unless the run is large)."""
+        return list(self._outcomes)
 
     def round(self, outcome: RoundOutcome, trained: int, aggregated: int,
               late_stored: int = 0) -> None:
         """Record a round; ``trained`` and ``aggregated`` include the ``late_stored``
         late uploads (``outcome.late_received``) that were trained and aggregated."""
-        self.outcomes.append(outcome)
-        self.trained.append(trained)
-        self.aggregated.append(aggregated)
+        self._check(outcome, trained, aggregated)
+        self._keep(outcome)
+        self.n_rounds += 1
+        self.trained_total += trained
+        self.aggregated_total += aggregated
+        self.energy_total_j += outcome.energy_j
         n = outcome.n_missing
-        self.round_rows.append((
+        self._pending_rounds.append((
             outcome.round, outcome.t_open_s, outcome.t_close_s, outcome.n_available,
             len(outcome.selected), len(outcome.received), n("late"), n("erased"), n("collided"),
             n("battery"), n("offline"), outcome.retries, outcome.energy_j, trained, aggregated,
             *((late_stored,) if self.late else ())))
         self.flush()
 
+    def _check(self, outcome: RoundOutcome, trained: int, aggregated: int) -> None:
+        """This round's invariants (:func:`check_rounds`) against the round before it and
+        the rounds its late uploads were invited in."""
+        window = {o.round: o for o in (self._previous, *(
+            self._late_bases.get(a.base_round) for a in outcome.late_received)) if o is not None}
+        earlier = sorted(window.values(), key=lambda o: o.round)
+        found = check_rounds([*earlier, outcome], [0] * len(earlier) + [trained],
+                             [0] * len(earlier) + [aggregated], self.late)
+        mine = f"round {outcome.round}:"
+        self.problems += [p for p in found if p.startswith(mine)]
+        self._previous = outcome
+        if self.late and any(m.reason == "late" for m in outcome.missing):
+            self._late_bases[outcome.round] = outcome
+
+    def _keep(self, outcome: RoundOutcome) -> None:
+        self._outcomes.append(outcome)
+        self._kept_records += _records(outcome)
+        while len(self._outcomes) > 1 and self._kept_records > self.keep_outcome_records:
+            self._kept_records -= _records(self._outcomes.popleft())
+
     def evaluation(self, t_s: float, round: int, accuracy: float, loss: float,
                    *extra: Any) -> None:
-        self.eval_rows.append((t_s, round, accuracy, loss, *extra))
+        row = (t_s, round, accuracy, loss, *extra)
+        self._pending_evals.append(row)
+        self.eval_rows[:] = [row]
+        self._final_accuracy = accuracy
+        if accuracy == accuracy:  # not NaN (data sets without an accuracy)
+            if self._best_accuracy is None or accuracy > self._best_accuracy:
+                self._best_accuracy = accuracy
+            if (self._time_to_target_s is None and self.target_accuracy is not None
+                    and accuracy >= self.target_accuracy):
+                self._time_to_target_s = t_s
 
     def flush(self, force: bool = False) -> None:
+        """Append the rows recorded since the last flush (at most every ``flush_every_s``)."""
         now = time.perf_counter()
         if not force and now - self._last_flush < self.flush_every_s:
             return
         self._last_flush = now
-        write_atomic(self.out_dir / "rounds.csv", csv_text(self.round_columns, self.round_rows))
-        write_atomic(self.out_dir / "evals.csv", csv_text(self.eval_columns, self.eval_rows))
+        if self._pending_rounds:
+            append_text(self.out_dir / "rounds.csv", csv_text(None, self._pending_rounds))
+            self._pending_rounds = []
+        if self._pending_evals:
+            append_text(self.out_dir / "evals.csv", csv_text(None, self._pending_evals))
+            self._pending_evals = []
 
     def clients(self, table: dict[str, Sequence[Any]]) -> None:
         """Write ``clients.csv``: per-client energy records (columns = the table's keys,
         ``client`` and ``energy_j`` first; battery columns when batteries are finite)."""
         self.client_table = table
-        write_atomic(self.out_dir / "clients.csv", csv_text(list(table), zip(*table.values())))
+        write_csv(self.out_dir / "clients.csv", list(table), zip(*table.values()))
 
     def finish(self, sim_time_s: float, n_events: int, events: list[Event] | None,
                extra: dict[str, Any] | None = None) -> dict[str, Any]:
         """Write the tables, the optional event log and ``summary.json``; return the summary.
 
         ``extra`` adds fields (e.g. the samplers' query counts, kept apart from training).
+        ``summary.json`` is strict JSON: a NaN or infinite number is written as null.
         Raises RuntimeError if a run invariant is violated (a simulator bug).
         """
         self.flush(force=True)
         if events is not None:
             rows = ((e.t_s, e.kind, e.round, e.client, e.detail) for e in events)
-            write_atomic(self.out_dir / "events.csv", csv_text(EVENT_COLUMNS, rows))
-        accuracies = [row[2] for row in self.eval_rows]
-        reached = [row[0] for row in self.eval_rows
-                   if self.target_accuracy is not None and row[2] >= self.target_accuracy]
+            write_csv(self.out_dir / "events.csv", EVENT_COLUMNS, rows)
         summary = {
-            "final_accuracy": accuracies[-1] if accuracies else None,
-            "best_accuracy": max(accuracies) if accuracies else None,
-            "time_to_target_s": reached[0] if reached else None,
-            "rounds": len(self.outcomes),
+            "final_accuracy": self._final_accuracy,
+            "best_accuracy": self._best_accuracy,
+            "time_to_target_s": self._time_to_target_s,
+            "rounds": self.n_rounds,
             "sim_time_s": sim_time_s,
             "wall_time_s": round(time.perf_counter() - self._started_s, 3),
-            "trained_updates": sum(self.trained),
-            "aggregated_updates": sum(self.aggregated),
+            "trained_updates": self.trained_total,
+            "aggregated_updates": self.aggregated_total,
             "events": n_events,
             **(extra or {}),
         }
@@ -103,12 +166,23 @@ class RunRecorder:
             summary["energy_j"] = float(sum(table["energy_j"]))
             summary["battery_deaths"] = int(sum(table["battery_deaths"]))
         write_json(self.out_dir / "summary.json", summary)
-        problems = check_rounds(self.outcomes, self.trained, self.aggregated, self.late)
-        if table is not None:
-            problems += check_energy(self.outcomes, table)
+        problems = list(self.problems)
+        if table is not None:  # the rounds' energy, as one total (check_energy sums it)
+            problems += check_energy([_EnergyTotal(self.energy_total_j)], table)
         if problems:
             raise RuntimeError("simulator invariant violated:\n" + "\n".join(problems))
         return summary
+
+
+class _EnergyTotal:
+    """Stands for all rounds in :func:`check_energy`, which reads only ``energy_j``."""
+
+    def __init__(self, energy_j: float) -> None:
+        self.energy_j = energy_j
+
+
+def _records(outcome: RoundOutcome) -> int:
+    return 1 + len(outcome.received) + len(outcome.missing) + len(outcome.late_received)
 
 
 def load_summary(run_dir: Path) -> dict[str, Any]:

@@ -1,13 +1,19 @@
-"""The run directory: every file written atomically (temporary file, then rename)."""
+"""The run directory: claimed atomically; whole files written atomically (a uniquely named
+temporary file, then rename); the round and evaluation tables grow by appended rows."""
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
+import math
 import os
+import tempfile
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import IO, Any, Callable, Iterable, Sequence
+
+from simfl.core.errors import ConfigError, OutputError
 
 ROUND_COLUMNS = ("round", "t_open_s", "t_close_s", "n_available", "n_selected", "n_received",
                  "n_late", "n_erased", "n_collided", "n_battery", "n_offline", "retries",
@@ -18,24 +24,83 @@ EVENT_COLUMNS = ("t_s", "kind", "round", "client", "detail")
 
 def write_atomic(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` so that readers see the old or the new file, never half."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    write_rows_atomic(path, lambda handle: handle.write(text))
 
 
-def csv_text(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+def write_rows_atomic(path: Path, write: Callable[[IO[str]], Any]) -> None:
+    """Replace ``path`` with what ``write(handle)`` writes, atomically.
+
+    The temporary file has a unique name next to ``path`` (two writers never share one)
+    and is removed if anything fails (a full disk, a read-only folder), so no ``.tmp``
+    file is left behind; the failure is re-raised as an :class:`OutputError`.
+    """
+    path = Path(path)
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as err:
+        raise _output_error(path, err) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException as err:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(err, OSError):
+            raise _output_error(path, err) from None
+        raise
+
+
+def append_text(path: Path, text: str) -> None:
+    """Append ``text`` (whole rows) to ``path`` in one write."""
+    try:
+        with open(path, "a", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+    except OSError as err:
+        raise _output_error(path, err) from None
+
+
+def _output_error(path: Path, err: OSError) -> OutputError:
+    return OutputError(f"cannot write {path}: {err.strerror or err}")
+
+
+def csv_text(columns: Sequence[str] | None, rows: Iterable[Sequence[Any]]) -> str:
+    """CSV lines of ``rows``, after a header line of ``columns`` unless it is None."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
+    if columns is not None:
+        writer.writerow(columns)
     writer.writerows(rows)
     return buffer.getvalue()
 
 
+def write_csv(path: Path, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """Write a whole table atomically, row by row (never one string of the whole table)."""
+    def write(handle: IO[str]) -> None:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
+
+    write_rows_atomic(path, write)
+
+
+def strict_json(data: Any) -> Any:
+    """``data`` with every NaN or infinite float replaced by None (null): strict JSON."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: strict_json(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [strict_json(v) for v in data]
+    return data
+
+
 def write_json(path: Path, data: Any) -> None:
-    write_atomic(path, json.dumps(data, indent=2, sort_keys=False) + "\n")
+    """Write ``data`` as strict JSON (non-finite numbers become null)."""
+    write_atomic(path, json.dumps(strict_json(data), indent=2, sort_keys=False,
+                                  allow_nan=False) + "\n")
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
@@ -43,11 +108,45 @@ def read_csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+#: how many suffixes ``fresh_run_dir`` tries before it gives up
+MAX_SUFFIX = 100_000
+
+
 def fresh_run_dir(base: Path) -> Path:
-    """``base`` itself if unused, else ``base_2``, ``base_3``...: never overwrite a run."""
-    candidate, n = base, 1
-    while candidate.exists() and any(candidate.iterdir()):
-        n += 1
-        candidate = base.with_name(f"{base.name}_{n}")
-    candidate.mkdir(parents=True, exist_ok=True)
-    return candidate
+    """Claim a new run folder: ``base`` itself if unused, else ``base_2``, ``base_3``...
+
+    A run never overwrites another: a folder is claimed atomically by creating its
+    ``config.json`` exclusively (``O_EXCL``) in it while it is still empty, so two runs
+    started at once with the same name and seed get different folders. A ``base`` that
+    is a file is an error naming it; a folder that cannot be created is an
+    :class:`OutputError`.
+    """
+    base = Path(base)
+    if base.exists() and not base.is_dir():
+        raise ConfigError("--out", str(base), "a folder, or a path where one can be made "
+                          "(this is a file)")
+    for n in range(1, MAX_SUFFIX + 1):
+        candidate = base if n == 1 else base.with_name(f"{base.name}_{n}")
+        try:
+            candidate.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:  # a file of that name: try the next
+            continue
+        except OSError as err:
+            raise OutputError(f"cannot create the run folder {candidate}: "
+                              f"{err.strerror or err}") from None
+        if _claim(candidate):
+            return candidate
+    raise OutputError(f"no free run folder name next to {base} ({MAX_SUFFIX} are taken)")
+
+
+def _claim(folder: Path) -> bool:
+    """Claim an empty ``folder`` by creating its config.json exclusively."""
+    try:
+        if any(folder.iterdir()):
+            return False
+        os.close(os.open(folder / "config.json", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+        return True
+    except FileExistsError:  # another run claimed it meanwhile
+        return False
+    except OSError as err:
+        raise OutputError(f"cannot write in the run folder {folder}: {err.strerror or err}") from None

@@ -196,6 +196,7 @@ class Diurnal(Availability):
     paper = ("Yan et al., Distributed Non-Convex Optimization with Sublinear Speedup under "
              "Intermittent Client Availability (FedLaAvg), INFORMS J. Computing; Bonawitz et al., "
              "Towards Federated Learning at Scale, SysML 2019 (4x day/night ratio)")
+    infinite_ok = ("peak_trough_ratio",)  # an infinite ratio: nobody online at the trough
     strategy: Literal["number", "time", "block", "mix", "sine"] = "number"
     period_rounds: int = 50
     alpha: float = 0.5

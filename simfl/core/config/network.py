@@ -28,6 +28,7 @@ class FixedRate(Rate):
     """A constant bit rate."""
 
     kind = "fixed"
+    infinite_ok = ("rate_bps",)  # an infinite rate: transfers take no airtime
     rate_bps: float = 1e6
 
     def validate(self) -> None:

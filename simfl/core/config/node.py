@@ -24,6 +24,11 @@ from simfl.core.registry import Registry, registry
 
 _FIELD_TYPES: dict[type, dict[str, Any]] = {}
 
+#: the largest integer a field accepts: numpy's int64 holds every count and seed
+MAX_INT = 2**63 - 1
+#: the most clients a population or a round may have (far beyond what fits in memory)
+MAX_CLIENTS = 10**9
+
 
 def field_types(cls: type) -> dict[str, Any]:
     if cls not in _FIELD_TYPES:
@@ -38,15 +43,22 @@ class Node:
     #: groups of fields of which at most one may be set; ``apply_overrides`` clears the
     #: others of a group when one is set from the command line.
     exclusive: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    #: float fields for which infinity means something (an infinite rate: no airtime);
+    #: every other float field must be finite
+    infinite_ok: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
         hints = field_types(type(self))
+        object.__setattr__(self, "_derived", frozenset())
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             try:
-                coerced = _coerce(hints[f.name], value)
+                coerced = _coerce(hints[f.name], value, f.name in self.infinite_ok)
             except ConfigError as err:
                 raise err.within(f.name) from None
+            except RecursionError:
+                raise ConfigError(f.name, "(a deeply nested value)",
+                                  "a value nested at most a few levels deep") from None
             if coerced is not value:
                 object.__setattr__(self, f.name, coerced)
         self.validate()
@@ -55,8 +67,13 @@ class Node:
         """Check cross-field rules; raise :class:`ConfigError` naming the field."""
 
     def _set_default(self, name: str, value: object) -> None:
-        """Fill a derived default during validation (the node is otherwise frozen)."""
+        """Fill a derived default during validation (the node is otherwise frozen).
+
+        The field is remembered as derived: :meth:`explicit_dict` leaves it out, so that
+        changing what it derives from (a kind, a variant) derives it afresh.
+        """
         object.__setattr__(self, name, value)
+        object.__setattr__(self, "_derived", self._derived | {name})
 
     @classmethod
     def field_names(cls) -> list[str]:
@@ -72,6 +89,12 @@ class Node:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready form (tuples become lists, nested nodes dicts)."""
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    def explicit_dict(self) -> dict[str, Any]:
+        """:meth:`to_dict` with every derived default (see :meth:`_set_default`) null."""
+        derived = getattr(self, "_derived", frozenset())
+        return {f.name: None if f.name in derived else _plain(getattr(self, f.name), True)
+                for f in dataclasses.fields(self)}
 
 
 class Choice(Node):
@@ -113,16 +136,19 @@ class Choice(Node):
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, **super().to_dict()}
 
+    def explicit_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **super().explicit_dict()}
+
 
 def _field_list(cls: type[Node]) -> str:
     return "one of the fields " + ", ".join(cls.field_names())
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: Any, explicit: bool = False) -> Any:
     if isinstance(value, Node):
-        return value.to_dict()
+        return value.explicit_dict() if explicit else value.to_dict()
     if isinstance(value, tuple):
-        return [_plain(v) for v in value]
+        return [_plain(v, explicit) for v in value]
     return value
 
 
@@ -144,7 +170,8 @@ def _describe(tp: Any) -> str:
         tp, str(tp))
 
 
-def _coerce(tp: Any, value: Any) -> Any:
+def _coerce(tp: Any, value: Any, infinite_ok: bool = False) -> Any:
+    """``value`` as type ``tp``; a float must be finite unless ``infinite_ok``."""
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         options = typing.get_args(tp)
@@ -155,7 +182,7 @@ def _coerce(tp: Any, value: Any) -> Any:
             if option is type(None):
                 continue
             try:
-                return _coerce(option, value)
+                return _coerce(option, value, infinite_ok)
             except ConfigError as err:
                 last = err
         if len(options) == 2 and last is not None:
@@ -172,7 +199,7 @@ def _coerce(tp: Any, value: Any) -> Any:
         out = []
         for i, v in enumerate(value):
             try:
-                out.append(_coerce(item, v))
+                out.append(_coerce(item, v, infinite_ok))
             except ConfigError as err:
                 raise err.within(f"[{i}]") from None
         return tuple(out)
@@ -189,15 +216,25 @@ def _coerce(tp: Any, value: Any) -> Any:
             raise ConfigError("", value, "true or false")
         return value
     if tp is int:
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_INT:
+            value = int(value)
+        too_big = isinstance(value, float) and math.isfinite(value) and value.is_integer()
+        if isinstance(value, bool) or not isinstance(value, int) and not too_big:
             raise ConfigError("", value, "an integer")
+        if abs(value) > MAX_INT:
+            raise ConfigError("", value, f"an integer of at most {MAX_INT} in size (int64)")
         return value
     if tp is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError("", value, "a number")
-        return float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an int beyond the float range
+            raise ConfigError("", value, "a finite number") from None
+        if math.isnan(number) or (math.isinf(number) and not infinite_ok):
+            raise ConfigError("", value, "a number (not NaN)" if infinite_ok
+                              else "a finite number")
+        return number
     if tp is str:
         if not isinstance(value, str):
             raise ConfigError("", value, "a string")
@@ -213,6 +250,14 @@ def require(ok: bool, field: str, value: object, allowed: str) -> None:
     """Raise a ConfigError for ``field`` unless ``ok``."""
     if not ok:
         raise ConfigError(field, value, allowed)
+
+
+def at_most(node: Node, limit: float, *names: str) -> None:
+    """Each of ``names`` (when set) is at most ``limit``: keeps counts and sizes sane."""
+    for name in names:
+        value = getattr(node, name)
+        if value is not None:
+            require(value <= limit, name, value, f"a number <= {limit:g}")
 
 
 def positive(node: Node, *names: str) -> None:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from simfl.core.config.network import Network
-from simfl.core.config.node import Choice, Node, field_types, non_negative, require
+from simfl.core.config.node import Choice, Node, at_most, field_types, non_negative, require
 from simfl.core.config.population import Population
 from simfl.core.config.run import Run
 from simfl.core.config.server import Server
@@ -18,9 +19,24 @@ from simfl.core.config.task import Task
 from simfl.core.errors import ConfigError, SimflError
 
 
+#: the longest scenario name (it names the run folder, NAME_seedN)
+MAX_NAME_CHARS = 100
+#: a name is one plain file name: letters, digits and ``_ - . + = , @``, no leading dot
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+=,@-]*")
+#: the largest root seed (numpy's seed sequences take any size; 2**63 - 1 keeps it int64)
+MAX_SEED = 2**63 - 1
+#: the longest ``--set`` value read (a JSON text); longer ones are refused unparsed
+MAX_OVERRIDE_CHARS = 100_000
+
+
 @dataclass(frozen=True)
 class Scenario(Node):
-    """A complete, validated description of one simulated FL deployment."""
+    """A complete, validated description of one simulated FL deployment.
+
+    ``name`` names the default run folder ``runs/NAME_seedN``: 1 to 100 letters, digits
+    or ``_ - . + = , @``, not starting with a dot and without ``..`` (no path
+    separators; choose another folder with ``simfl run --out``).
+    """
 
     name: str = "scenario"
     seed: int = 0
@@ -31,7 +47,12 @@ class Scenario(Node):
     run: Run = Run()
 
     def validate(self) -> None:
+        require(len(self.name) <= MAX_NAME_CHARS and _NAME.fullmatch(self.name) is not None
+                and ".." not in self.name, "name", self.name,
+                f"1 to {MAX_NAME_CHARS} letters, digits or _ - . + = , @, not starting with a "
+                "dot and without '..' or path separators (choose a folder with --out)")
         non_negative(self, "seed")
+        at_most(self, MAX_SEED, "seed")
         dataset = self.task.dataset
         if dataset.loss != "cross_entropy":  # targets, not class labels (``quadratic``)
             availability = self.population.availability
@@ -56,26 +77,37 @@ class Scenario(Node):
 def parse_override(text: str) -> tuple[str, Any]:
     """Split ``KEY=VALUE``; the value is JSON when it parses, else a plain string."""
     key, sep, raw = text.partition("=")
-    if not sep or not key:
+    if not sep or not key.strip():
         raise ConfigError("--set", text, "KEY=VALUE with a dotted KEY such as server.deadline_s=30")
+    key = key.strip()
+    if len(raw) > MAX_OVERRIDE_CHARS:
+        raise ConfigError(key, raw, f"a value of at most {MAX_OVERRIDE_CHARS:,} characters")
     try:
         value = json.loads(raw)
     except json.JSONDecodeError:
         value = raw
-    return key.strip(), value
+    except RecursionError:
+        raise ConfigError(key, raw, "a JSON value nested a few levels deep") from None
+    except ValueError:  # an integer with more digits than Python converts
+        raise ConfigError(key, raw, "a number of sensible size (at most 19 digits for an "
+                          "integer)") from None
+    return key, value
 
 
 def apply_overrides(scenario: Scenario, overrides: list[tuple[str, Any]]) -> Scenario:
-    """Return a new scenario with each dotted ``key = value`` applied in order.
+    """Return a new scenario with each dotted ``key = value`` applied.
 
     The overrides are applied to the scenario's plain form and validated together at
     the end, so their order does not matter for rules that involve several fields.
-    Setting ``...kind`` switches an extension point to another kind and keeps the fields
-    the new kind shares with the old one. Setting one field of an exclusive group
-    (``task.local_steps``) clears the others (``task.local_epochs``).
+    Shallower keys are applied before deeper ones (``X.kind`` counts as ``X``), so
+    ``--set a.b=1 --set a=K`` means the same as the other order. Setting ``...kind`` to
+    another kind switches an extension point to that kind's own defaults; only values
+    given on the command line below it are kept. Defaults that a node derives from
+    other fields (a variant's ``beta``) are derived afresh. Setting one field of an
+    exclusive group (``task.local_steps``) clears the others (``task.local_epochs``).
     """
-    tree = scenario.to_dict()
-    for key, value in overrides:
+    tree = scenario.explicit_dict()
+    for key, value in sorted(overrides, key=lambda item: _depth(item[0])):
         parts = key.split(".")
         cls: type[Node] = Scenario
         table = tree
@@ -85,16 +117,16 @@ def apply_overrides(scenario: Scenario, overrides: list[tuple[str, Any]]) -> Sce
                 raise ConfigError(".".join(parts[:depth + 1]), value, _keys_at(cls, parts[:depth]))
             if isinstance(table.get(part), str):
                 table[part] = {"kind": table[part]}
-            elif table.get(part) is None:  # an optional section left null: its defaults
-                table[part] = {}
+            elif not isinstance(table.get(part), dict):  # reset by a switch, or left null
+                table[part] = _default_table(cls, part)
             table = table[part]
             cls = _kind_class(sub, table, parts[:depth + 1]) if issubclass(sub, Choice) else sub
         last = parts[-1]
         if last == "kind" and issubclass(cls, Choice):
-            new_cls = _kind_class(cls, {"kind": value}, parts[:-1])
-            keep = {k: v for k, v in table.items() if k in new_cls.field_names()}
-            table.clear()
-            table.update(kind=value, **keep)
+            _kind_class(cls, {"kind": value}, parts[:-1])  # an unknown kind: say so here
+            if table.get("kind") != value:  # a switch: the new kind's own defaults
+                table.clear()
+                table["kind"] = value
         elif last in cls.field_names():
             table[last] = value
             for group in cls.exclusive:
@@ -103,6 +135,18 @@ def apply_overrides(scenario: Scenario, overrides: list[tuple[str, Any]]) -> Sce
         else:
             raise ConfigError(key, value, _keys_at(cls, parts[:-1]))
     return Scenario.from_dict(tree)
+
+
+def _default_table(cls: type[Node], name: str) -> dict[str, Any]:
+    """The plain form of field ``name``'s default section (empty if it has none)."""
+    default = cls.__dataclass_fields__[name].default
+    return default.explicit_dict() if isinstance(default, Node) else {}
+
+
+def _depth(key: str) -> int:
+    """How deep ``key`` reaches into the tree; ``X.kind`` replaces X itself."""
+    parts = key.split(".")
+    return len(parts) - 1 if parts[-1] == "kind" else len(parts)
 
 
 def _node_type(cls: type[Node], name: str) -> type[Node] | None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from simfl.core.config.node import (Choice, Node, non_negative, positive, probability,
-                                    require)
+from simfl.core.config.node import (MAX_CLIENTS, Choice, Node, at_most, non_negative, positive,
+                                    probability, require)
 from simfl.core.config.papers import FEDAR, FEDAVG, MIFA, RANDOM_ACCESS
 from simfl.core.config.sampler import Sampler, Uniform, WaitGroup
 
@@ -293,8 +293,15 @@ class Server(Node):
 
     def validate(self) -> None:
         positive(self, "clients_per_round", "deadline_s")
+        at_most(self, MAX_CLIENTS, "clients_per_round")
         non_negative(self, "min_updates")
+        require(self.min_updates <= self.clients_per_round, "min_updates", self.min_updates,
+                f"at most clients_per_round = {self.clients_per_round} (a round never receives "
+                "more updates than that, so no round would train)")
         require(self.overcommit >= 1.0, "overcommit", self.overcommit, "a number >= 1")
+        require(self.overcommit * self.clients_per_round <= MAX_CLIENTS, "overcommit",
+                self.overcommit, f"at most {MAX_CLIENTS:g} / clients_per_round = "
+                f"{MAX_CLIENTS / self.clients_per_round:g} (invitations per round)")
         if isinstance(self.algorithm, FedAvgS) and self.algorithm.variant == "wait":
             require(isinstance(self.sampler, WaitGroup), "sampler.kind", self.sampler.kind,
                     "wait_group: fedavg_s with variant 'wait' averages the group it keeps")

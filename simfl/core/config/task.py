@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from simfl.core.config.dataset import Dataset, Digits, Quadratic
 from simfl.core.config.model import Mlp, Model
-from simfl.core.config.node import Choice, Node, non_negative, positive, require
+from simfl.core.config.node import (MAX_CLIENTS, Choice, Node, at_most, non_negative, positive,
+                                    require)
 from simfl.core.config.papers import FEDAVG
 
 
@@ -79,6 +81,10 @@ class Task(Node):
     """
 
     exclusive = (("local_epochs", "local_steps"),)
+    #: upper bounds that keep a round's work (local_epochs x samples) inside int64
+    max_local_epochs: ClassVar[int] = 10**6
+    max_local_steps: ClassVar[int] = 10**9
+    max_batch_size: ClassVar[int] = 10**9
 
     dataset: Dataset = Digits()
     partition: Partition = Iid()
@@ -93,6 +99,10 @@ class Task(Node):
 
     def validate(self) -> None:
         positive(self, "n_clients", "batch_size", "lr", "local_epochs", "local_steps")
+        at_most(self, MAX_CLIENTS, "n_clients")
+        at_most(self, self.max_batch_size, "batch_size")
+        at_most(self, self.max_local_epochs, "local_epochs")
+        at_most(self, self.max_local_steps, "local_steps")
         non_negative(self, "weight_decay")
         require(0.0 < self.test_fraction < 1.0, "test_fraction", self.test_fraction,
                 "a fraction in (0, 1)")

@@ -4,7 +4,7 @@ Three users each hold one class of a three-blob data set (``shards`` with one sh
 user). Every round all three train-ready users start an upload, and the relay
 (``network.mac.kind = "relay"``, policy ``capacity`` with capacity 1) lets exactly one
 through, user i with probability p = (0.5, 0.4, 0.1): the Random Access Model of the
-CVaR paper's three-user example (ALGORITHMS.md §2). Only the relayed user's update is
+CVaR paper's three-user example (docs/algorithms.md §2). Only the relayed user's update is
 trained, and the server adopts its pair (model, t). The server never sees p.
 
 The example's settings: a 2-64-3 ReLU network, risk level alpha = 0.1, lam = 0.1 (the

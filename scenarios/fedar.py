@@ -3,7 +3,7 @@
 100 clients hold two label shards each of scikit-learn's digits (MIFA's 2-classes-per-
 device split) and train multinomial logistic regression with weight decay 1e-3 for two
 local epochs (batch 100, as MIFA's MNIST scripts) at a constant lr 0.1: FedAR's
-schedule is not known (ALGORITHMS.md §1.1), and MIFA's code decay eta_0 / (t + 1)
+schedule is not known (docs/algorithms.md §1.1), and MIFA's code decay eta_0 / (t + 1)
 (``--set server.lr_schedule.kind=inverse_round``) leaves this task far from trained after
 200 rounds (final accuracy with it: fedar 0.48, mifa 0.21, fedavg 0.28; constant: 0.93,
 0.92, 0.88). Client i is online in a round with probability

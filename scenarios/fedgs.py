@@ -1,6 +1,6 @@
 """FedGS: graph-based client sampling on Synthetic(0.5, 0.5) under sinusoidal availability.
 
-The FedGS reproduction target of ALGORITHMS.md §4.4-§4.5 with the code's defaults: 30
+The FedGS reproduction target of docs/algorithms.md §4.4-§4.5 with the code's defaults: 30
 clients holding FedProx Synthetic(0.5, 0.5) data (concept and feature skew, log-normal
 sizes, each client's own 10 % held out for the test set), a linear 60 -> 10 model,
 proportion 0.2 (6 clients per round), K = 10 local SGD steps of batch 64 at lr 0.1
@@ -16,7 +16,7 @@ training of every client before round 0). Compare on the same clock:
     simfl run fedgs --set server.sampler.kind=md --set server.algorithm.weighting=multiplicity
 
 Not reproduced: FedGS's Gurobi solver (exact enumeration / local search here,
-ALGORITHMS.md §4.2).
+docs/algorithms.md §4.2).
 """
 
 import simfl

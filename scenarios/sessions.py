@@ -9,7 +9,7 @@ the current session's group (``evals.csv`` column ``session``).
 
 Session 0 is the pilot stage. From session 1 on, the similarity initialiser starts each
 session from a blend of the finished sessions' models, weighted by how similar a
-one-round gradient from the pilot model is to theirs (ALGORITHMS.md §3). Compare with
+one-round gradient from the pilot model is to theirs (docs/algorithms.md §3). Compare with
 
     simfl run sessions --set population.sessions.init.kind=previous
     simfl run sessions --set population.sessions.init.kind=average

@@ -441,7 +441,7 @@ class _RoundLoop:
 
 
 class _SessionRun:
-    """``population.sessions`` wired up (ALGORITHMS.md §3): the session in force, its warm
+    """``population.sessions`` wired up (docs/algorithms.md §3): the session in force, its warm
     start, the distillation teacher, and the label set evaluations are scored on."""
 
     def __init__(self, scenario: Scenario, online: SessionOnline, trainer, data, rngs: RngTree,

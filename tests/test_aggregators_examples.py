@@ -1,4 +1,4 @@
-"""The worked examples of ALGORITHMS.md §1.1-§1.6 and §5, reproduced exactly.
+"""The worked examples of docs/algorithms.md §1.1-§1.6 and §5, reproduced exactly.
 
 Client sides are computed here with plain tensor arithmetic; the aggregators only see
 the resulting ``ClientUpdate`` objects. Parameters are one vector ``{"w": ...}``.

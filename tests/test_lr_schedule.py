@@ -49,7 +49,7 @@ def test_exponential_rejects_a_factor_outside_0_1(gamma):
 
 
 def test_mifa_worked_example_with_inverse_round_decay():
-    """ALGORITHMS.md §1.2 with eta_t = eta_0 / (t + 1), eta_0 = 0.1, zero-initialised table.
+    """docs/algorithms.md §1.2 with eta_t = eta_0 / (t + 1), eta_0 = 0.1, zero-initialised table.
 
     Round 0 (eta 0.1): G = {(1,0), (0,2), (4,4)} -> w_1 = -0.1 (5,6)/3 = (-0.16666667, -0.2).
     Round 1 (eta 0.05): client 1 trained with 0.05 and sent y - w = (-0.1, -0.1), so

@@ -1,4 +1,4 @@
-"""Client samplers: ALGORITHMS.md §4 and §5 worked examples, the 3DG, MD multiplicities,
+"""Client samplers: docs/algorithms.md §4 and §5 worked examples, the 3DG, MD multiplicities,
 the loss query, and the contract every registered sampler meets."""
 
 import copy
@@ -59,7 +59,7 @@ def build(name, probe=None, k=3):
     return sampler, sampler.init(N_SAMPLES)
 
 
-# --- FedGS (ALGORITHMS.md §4.2) ------------------------------------------------------
+# --- FedGS (docs/algorithms.md §4.2) ------------------------------------------------------
 
 H_EXAMPLE = np.array([[0, .2, 1, .8], [.2, 0, .9, .1], [1, .9, 0, .3], [.8, .1, .3, 0]])
 V_EXAMPLE = np.array([3, 0, 1, 0])
@@ -149,7 +149,7 @@ def test_fedgs_counts_invitations():
     assert list(new.counts) == [0, 1, 0, 0, 1, 0] and list(state.counts) == [0] * N
 
 
-# --- longest absent (ALGORITHMS.md §5 selection trace) -------------------------------
+# --- longest absent (docs/algorithms.md §5 selection trace) -------------------------------
 
 def test_longest_absent_follows_the_fedlaavg_trace():
     sampler = build_sampler(LongestAbsent())
@@ -235,7 +235,7 @@ def test_fedgs_run_builds_its_graph_before_round_zero(tiny_scenario, tmp_path):
     assert result.summary["trained_updates"] == result.summary["aggregated_updates"] > 0
 
 
-# --- wait_group: FedAvg waiting for a drawn group (ALGORITHMS.md §1.4, fedavg_wait) ----
+# --- wait_group: FedAvg waiting for a drawn group (docs/algorithms.md §1.4, fedavg_wait) ----
 
 def test_wait_group_invites_owed_available_members_until_all_reported():
     sampler, state = build("wait_group")  # group 0 of 3 from all 6 clients

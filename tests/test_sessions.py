@@ -1,4 +1,4 @@
-"""Sessions and warm starts (ALGORITHMS.md §3): schedule, membership, label groups,
+"""Sessions and warm starts (docs/algorithms.md §3): schedule, membership, label groups,
 the four initialisers, distillation, and session-wise evaluation in a real run."""
 
 import csv
@@ -20,7 +20,7 @@ from simfl.sim.sessions import SessionOnline
 T = lambda *v: torch.tensor(v, dtype=torch.float64)  # noqa: E731
 
 
-# --- the worked example of ALGORITHMS.md §3 ---------------------------------------------
+# --- the worked example of docs/algorithms.md §3 ---------------------------------------------
 
 def test_similarity_worked_example_one_tensor():
     past = [{"w.weight": T(1, 0)}, {"w.weight": T(0, 1)}]

@@ -167,7 +167,7 @@ def test_quadratic_data_and_loss():
 
 
 def test_cvar_local_steps_worked_example():
-    """ALGORITHMS.md §2: f = (theta - 1)^2, lam = alpha = 0.3, lrs 0.1 / 0.01, three steps."""
+    """docs/algorithms.md §2: f = (theta - 1)^2, lam = alpha = 0.3, lrs 0.1 / 0.01, three steps."""
     task, rngs, data, net = quadratic_setup((1.0,), steps=3, lr=0.1)
     payload = CVaRPayload(t=0.0, alpha=0.3, lam=0.3, lr_t=0.01)
     for (u,) in train_both(task, rngs, data, net, [job(0, payload)], 0.0):
@@ -205,7 +205,7 @@ def test_scaled_sgd_scales_the_gradient_not_the_reported_loss():
 
 
 def test_scaffold_local_rule_first_round_of_the_worked_example():
-    """ALGORITHMS.md §1.6: f_i = (1/2)(x - a_i)^2, a = (0, 4), x = 1, K = 2, lr 0.1."""
+    """docs/algorithms.md §1.6: f_i = (1/2)(x - a_i)^2, a = (0, 4), x = 1, K = 2, lr 0.1."""
     task, rngs, data, net = quadratic_setup((0.0, 4.0), curvature=1.0, steps=2, lr=0.1)
     zero = {k: torch.zeros_like(v) for k, v in point(0).items()}
     jobs = [job(i, ScaffoldPayload(zero, zero)) for i in (0, 1)]

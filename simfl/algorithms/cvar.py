@@ -1,7 +1,7 @@
 """Risk-aware federated learning over a Random Access Model (CVaR), server side.
 
 Theodoropoulos, Nikolakakis, Kalogerias, arXiv 2309.14176 (2023), official code
-PeriklisTheodoropoulos/risk-aware-FL (ALGORITHMS.md §2). The objective over the users'
+PeriklisTheodoropoulos/risk-aware-FL (docs/algorithms.md §2). The objective over the users'
 (unknown) relay distribution p is
 
     min_{theta, t}  E_{i~p}[ lam f_i(theta) + (1 - lam)(t + (f_i(theta) - t)_+ / alpha) ],
@@ -14,7 +14,7 @@ adopts the pair of the user the relay let through; when more than one gets throu
 averages their pairs (uniformly: an extension, the code uses exactly one user per round);
 an empty round changes nothing.
 
-Where the paper's code and ALGORITHMS.md differ (§8.1), this follows ALGORITHMS.md: the
+Where the paper's code and docs/algorithms.md differ (§8.1), this follows docs/algorithms.md: the
 trade-off weight is called ``lam`` (the code's ``gamma``) and weights the expectation; f
 is the minibatch-mean loss; only the relayed user trains ("pick, then train", which is
 equal in law to the MNIST script's "all train, then pick"); no softmax before the

@@ -2,7 +2,7 @@
 
 Jiang, Zhou, Zhang, Chakraborty, "FedAR: Addressing Client Unavailability in Federated
 Learning with Local Update Approximation and Rectification", arXiv 2407.19103 (2024),
-global update w_{t+1} = w_t - (eta_t / N_t) sum_i psi_{i,t} G_i[t] (ALGORITHMS.md §1.1;
+global update w_{t+1} = w_t - (eta_t / N_t) sum_i psi_{i,t} G_i[t] (docs/algorithms.md §1.1;
 no public code, the paper's equation numbers could not be read). The server keeps each
 client's latest normalised update G_i (its surrogate) and the round it arrived; with
 tau_i the rounds since then (0 when received this round),
@@ -14,7 +14,7 @@ tau_i the rounds since then (0 when received this round),
 
 g is ``cutoff_rounds`` (null = no cutoff). If N_t = 0 the model is unchanged; an empty
 round with stored surrogates within the cutoff still moves it. rho, g and the cap are
-[UNVERIFIED] (ALGORITHMS.md §8.6); the defaults follow §1.1. Staleness is counted from
+[UNVERIFIED] (docs/algorithms.md §8.6); the defaults follow §1.1. Staleness is counted from
 the round of the model each update was computed on (``ClientUpdate.base_round``):
 tau_i = ``outcome.round`` - base round, so rounds in which the aggregator is not called
 still age the table, and an update computed on an older model enters already stale. In

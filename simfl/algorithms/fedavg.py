@@ -4,7 +4,7 @@ McMahan et al., "Communication-Efficient Learning of Deep Networks from Decentra
 Data", AISTATS 2017, Algorithm 1: w_{t+1} = w_t + eta_g * sum_k q_k (y_k - w_t) over
 the received clients, with q_k = n_k / sum_j n_j (``weighting = "data"``) or 1/|R_t|
 (``"uniform"``) or m_k / sum_j m_j with m_k how often the ``md`` sampler drew client k
-(``"multiplicity"``: the plain average over the k draws of ALGORITHMS.md §4.3; draws
+(``"multiplicity"``: the plain average over the k draws of docs/algorithms.md §4.3; draws
 whose update was lost drop out of the sum). An empty round leaves the model unchanged.
 Each update is applied as the difference from the model it was computed from.
 """

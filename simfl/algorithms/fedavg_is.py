@@ -2,7 +2,7 @@
 
 The FedAvg-IS baseline of Gu et al., "Fast Federated Learning in the Presence of
 Arbitrary Device Unavailability", NeurIPS 2021 (official code MIFA_code, ``sgd.py
---importance_sampling``; ALGORITHMS.md §1.3). With p_i the known probability that client
+--importance_sampling``; docs/algorithms.md §1.3). With p_i the known probability that client
 i's update is received in a round,
 
     w_{t+1} = w_t + eta_g * (1/N) * sum_{i in R_t} (y_i - w_t) / p_i,

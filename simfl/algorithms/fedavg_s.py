@@ -2,7 +2,7 @@
 
 The FedAvg baseline of Gu et al., "Fast Federated Learning in the Presence of Arbitrary
 Device Unavailability", NeurIPS 2021 (official code MIFA_code ``fedavg.py``;
-ALGORITHMS.md §1.4): S clients drawn uniformly from all N train from the same w_t, and
+docs/algorithms.md §1.4): S clients drawn uniformly from all N train from the same w_t, and
 
     w_{t+1} = (1/S) sum_{i in group} y_i = w_t + (1/S) sum_{i in group} (y_i - w_t),
 

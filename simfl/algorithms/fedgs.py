@@ -1,7 +1,7 @@
 """FedGS: graph-based sampling under arbitrary client availability.
 
 Wang et al., "FedGS: Federated Graph-based Sampling with Arbitrary Client
-Availability", AAAI 2023; ALGORITHMS.md §4.1-§4.2 (which follows the authors' code
+Availability", AAAI 2023; docs/algorithms.md §4.1-§4.2 (which follows the authors' code
 where it differs from the paper's text, §8.2).
 
 **3DG** (:func:`graph_distances`, once, before round 0). From one feature row per client:

@@ -3,7 +3,7 @@
 Yan et al., "Distributed Non-Convex Optimization with Sublinear Speedup under
 Intermittent Client Availability", INFORMS Journal on Computing (arXiv 2002.07399),
 Algorithm 1 (one local step) and Algorithm 2 (C local steps); official code
-mikudehuane/FedLaAvg ``train/server.py`` (ALGORITHMS.md §5, step 3). The server keeps the
+mikudehuane/FedLaAvg ``train/server.py`` (docs/algorithms.md §5, step 3). The server keeps the
 running mean G_bar = (1/N) sum_i G_i of every client's latest gradient sum
 G_i = (w_base - y_i) / gamma (zero until client i first reports) and applies
 
@@ -16,7 +16,7 @@ y_i - w_base and keeps the table itself, which is the same arithmetic. G_bar is 
 as the mean of the table, so it carries no accumulated rounding. Which clients report
 (the K longest absent) is the sampler's job.
 
-Loss scaling (ALGORITHMS.md §5 step 2 and §8.4): the code trains client i on the loss
+Loss scaling (docs/algorithms.md §5 step 2 and §8.4): the code trains client i on the loss
 scaled by N n_i / n. With C > 1 local steps this changes the local trajectory (it is SGD
 with step gamma N n_i / n), so scaling G_i on the server is equivalent only for C = 1 and
 is not done here. With ``loss_scaling = true`` the aggregator hands the factor to the

@@ -1,7 +1,7 @@
 """FedVARP: variance reduction for partial client participation.
 
 Jhunjhunwala, Sharma, Nagarkatti, Joshi, "FedVARP: Tackling the Variance Due to Partial
-Client Participation in Federated Learning", UAI 2022, Algorithm 1 (ALGORITHMS.md §1.5).
+Client Participation in Federated Learning", UAI 2022, Algorithm 1 (docs/algorithms.md §1.5).
 The server remembers y_i, the last normalised update Delta_i = (w_base - y_i^K) / eta_l of
 every client (zeros at the start), and with S_t the received set steps along
 
@@ -9,7 +9,7 @@ every client (zeros at the start), and with S_t the received set steps along
     w_{t+1} = w_t - eta_g * eta_l * v_t,
 
 then sets y_i <- Delta_i for i in S_t. Under unavailability S_t is the received set and
-M = |S_t| (ALGORITHMS.md §8.7 flags the 1/M vs 1/N factor as unchecked against the PDF;
+M = |S_t| (docs/algorithms.md §8.7 flags the 1/M vs 1/N factor as unchecked against the PDF;
 this follows §1.5: 1/|S_t|). An empty round steps along the memory alone, v_t = ybar
 (a design choice of §1.5). ybar is recomputed as the mean of the memory instead of
 being carried as a running sum (same value, no accumulated rounding).

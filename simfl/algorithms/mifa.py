@@ -2,7 +2,7 @@
 
 Gu et al., "Fast Federated Learning in the Presence of Arbitrary Device
 Unavailability", NeurIPS 2021, Algorithm 1 (official code MIFA_code ``fdu.py`` and
-``fdu_no_wait.py``; ALGORITHMS.md §1.2). The server keeps every client's latest
+``fdu_no_wait.py``; docs/algorithms.md §1.2). The server keeps every client's latest
 normalised update G_i = (w_base - y_i) / eta_l and steps along their mean over all N
 clients, stale or fresh:
 
@@ -10,7 +10,7 @@ clients, stale or fresh:
 
 An empty round still moves the model along the stored table.
 
-``init`` chooses how the table starts (ALGORITHMS.md §8.5):
+``init`` chooses how the table starts (docs/algorithms.md §8.5):
 
 * ``"wait_for_all"`` (``fdu.py``, the paper's remark that every device takes part in the
   first round): the model is not updated until every client has a stored entry. The

@@ -3,7 +3,7 @@
 Cho, Wang, Joshi, "Towards Understanding Biased Client Selection in Federated
 Learning", AISTATS 2022, Algorithm 1 (pow-d): draw a candidate set of d clients
 without replacement with probability proportional to n_k, ask each for its local loss
-F_k(w_t), invite the k with the largest losses. ALGORITHMS.md §4.3: the FedGS code asks
+F_k(w_t), invite the k with the largest losses. docs/algorithms.md §4.3: the FedGS code asks
 every available client (d = |A_t|), which is ``d = null`` here.
 
 The loss query goes through the :class:`~simfl.core.protocols.ClientProbe` capability:

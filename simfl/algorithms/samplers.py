@@ -79,7 +79,7 @@ class MdSampler(_Stateless):
 class LongestAbsentSampler(_Stateless):
     """The k available clients whose update was last received longest ago.
 
-    FedLaAvg's selection (ALGORITHMS.md §5, step 1): smallest last-participation round
+    FedLaAvg's selection (docs/algorithms.md §5, step 1): smallest last-participation round
     R_i first (-1 = never received), ties by lowest id; all of them when fewer than k
     are available. State: R, one integer per client.
     """
@@ -112,7 +112,7 @@ class WaitGroupState:
 
 
 class WaitGroupSampler:
-    """The ``fedavg_wait`` reading of ALGORITHMS.md §1.4 (MIFA code ``fedavg.py``).
+    """The ``fedavg_wait`` reading of docs/algorithms.md §1.4 (MIFA code ``fedavg.py``).
 
     Group g is ``group_size`` clients drawn uniformly without replacement from all N,
     from the stream ``sampler/wait_group/{g}`` (so a group does not depend on the rounds

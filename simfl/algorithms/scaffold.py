@@ -1,7 +1,7 @@
 """SCAFFOLD, server side.
 
 Karimireddy et al., "SCAFFOLD: Stochastic Controlled Averaging for Federated Learning",
-ICML 2020, Algorithm 1 with option II control variates (ALGORITHMS.md §1.6). Client i
+ICML 2020, Algorithm 1 with option II control variates (docs/algorithms.md §1.6). Client i
 runs corrected SGD y <- y - eta_l (g_i(y) - c_i + c) from x and sends Delta y_i = y - x
 (``ClientUpdate.delta``) and Delta c_i = c_i^+ - c_i (``ScaffoldResult.delta_c``, read
 as ``extra["delta_c"]``, a dict like the parameters). The server applies

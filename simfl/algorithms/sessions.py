@@ -1,4 +1,4 @@
-"""Session initialisers: the global model a new session starts from (ALGORITHMS.md §3).
+"""Session initialisers: the global model a new session starts from (docs/algorithms.md §3).
 
 Chang, Han, Parasnis, Hosseinalipour, Brinton, "dynamic client arrival and departure:
 initial model construction", arXiv 2410.05662, and the authors' public code. Sessions

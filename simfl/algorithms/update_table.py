@@ -1,7 +1,7 @@
 """The server's per-client table of latest normalised updates, and the steps built on it.
 
 MIFA, FedAR, FedVARP and FedLaAvg all keep, for every client i, the last normalised
-update it sent, U_i = (w_base - y_i) / local_lr = -delta_i / local_lr (ALGORITHMS.md
+update it sent, U_i = (w_base - y_i) / local_lr = -delta_i / local_lr (docs/algorithms.md
 §0.1). With a learning-rate schedule, local_lr is the step size the update was trained
 with: ``task.lr`` times the ``extra["lr_scale"]`` the local rule reports (MIFA's
 G_i = (w_t - y_i) / eta_t, "the lr of that round", §1.2). The table is one tensor per

@@ -1,7 +1,7 @@
 """Device batteries and energy use: closed-form drain, one depletion timer per busy device.
 
 Stored energy of every client lives in vectorised arrays (``stored_j`` as of time
-``t_ref_s``). Net power is piecewise constant (NETWORK_MODELS.md section 3.1): a
+``t_ref_s``). Net power is piecewise constant (docs/network-models.md section 3.1): a
 device draws the power of its state (idle, rx, compute, tx) from the battery, except
 inside a charging window, where it runs from the charger and the battery follows the
 charge curve. Between rounds nothing is scheduled. Each device keeps the next time at

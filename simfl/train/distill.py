@@ -1,6 +1,6 @@
 """Local distillation towards a teacher model (the ``continuous`` session initialiser).
 
-ALGORITHMS.md §3, "Continuous" baseline of Chang et al. (arXiv 2410.05662): each
+docs/algorithms.md §3, "Continuous" baseline of Chang et al. (arXiv 2410.05662): each
 local step minimises the minibatch mean of
 
     loss(student(x), y) + kappa * KL( softmax(teacher(x)) || softmax(student(x)) )

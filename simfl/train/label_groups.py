@@ -1,4 +1,4 @@
-"""Client groups with their own label sets (the A/B sessions of ALGORITHMS.md §3).
+"""Client groups with their own label sets (the A/B sessions of docs/algorithms.md §3).
 
 Group g's clients hold only samples whose label is in group g's label set
 (:meth:`simfl.core.config.Sessions.label_sets`). Every sample of a label is given to

@@ -3,7 +3,7 @@
 The numbers behind the :class:`~simfl.core.protocols.ClientProbe` capability: each
 client's loss of a global model on its local training data (Power-of-Choice), and one
 feature row per client for the FedGS graph: label histograms, the local update, or the
-mean logits of the locally trained model on one Gaussian noise batch (ALGORITHMS.md
+mean logits of the locally trained model on one Gaussian noise batch (docs/algorithms.md
 §4.1). The simulation decides when these exchanges happen; nothing here takes time.
 """
 

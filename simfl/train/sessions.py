@@ -1,5 +1,5 @@
 """What training does for sessions: the similarity rule's gradient rounds and
-evaluation on a session's label set (ALGORITHMS.md §3)."""
+evaluation on a session's label set (docs/algorithms.md §3)."""
 
 from __future__ import annotations
 

@@ -89,7 +89,7 @@ def test_diurnal_groups_long_run_fraction():
 
 
 def test_diurnal_sine_amplitude_from_a_4x_ratio(oracle):
-    """NETWORK_MODELS item 22: ratio 4 gives A = 0.6; estimate A from draws at peak and trough."""
+    """The diurnal sine model: ratio 4 gives A = 0.6; estimate A from draws at peak and trough."""
     n, reps, mean_p = 20000, 20, 0.5
     model = build_availability(Diurnal(strategy="sine", mean_p=mean_p, peak_trough_ratio=4.0,
                                        peak_s=3600.0 * 14), n, RngTree(2))

@@ -1,4 +1,4 @@
-"""Closed-form oracles of the battery model (NETWORK_MODELS.md section 3.1).
+"""Closed-form oracles of the battery model (docs/network-models.md section 3.1).
 
 Each check drives whole ``Simulation`` rounds (devices downloading, computing,
 uploading, idling, dying and recharging) and reads the result from what the simulator

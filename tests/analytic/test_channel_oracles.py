@@ -1,4 +1,4 @@
-"""Closed-form oracles of the channel and rate models (NETWORK_MODELS.md section 6).
+"""Closed-form oracles of the channel and rate models (docs/network-models.md section 6).
 
 Every estimate comes from driving the simulator (``Link.transmit`` with seeded streams,
 or whole ``Simulation`` rounds), never from re-evaluating the formula. Tolerances are

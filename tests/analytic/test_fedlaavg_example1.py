@@ -1,4 +1,4 @@
-"""FedLaAvg's Example 1 (ALGORITHMS.md §5), reproduced by running the simulator.
+"""FedLaAvg's Example 1 (docs/algorithms.md §5), reproduced by running the simulator.
 
 Two noise-free clients of the ``quadratic`` task, f_i(x) = (x - e_i)^2 with e = (0, 1);
 client 0 is online for t1 = 1 round, then client 1 for t2 = 3 rounds, periodically;

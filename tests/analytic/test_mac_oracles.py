@@ -1,4 +1,4 @@
-"""Closed-form oracles of the MAC and relay models (NETWORK_MODELS.md sections 2 and 6).
+"""Closed-form oracles of the MAC and relay models (docs/network-models.md sections 2 and 6).
 
 Every estimate comes from driving the simulator: the slotted-ALOHA access model inside
 a SimPy environment with saturated clients (each asks for access again as soon as it
@@ -68,7 +68,7 @@ def test_oracle_14_finite_slotted_aloha_successes_per_slot(oracle):
 
 def test_heterogeneous_access_probabilities(oracle):
     """Client i succeeds in a slot with probability a_i prod_{j != i} (1 - a_j)
-    (NETWORK_MODELS.md 2.2); binomial tolerance per client over 20,000 slots."""
+    (docs/network-models.md 2.2); binomial tolerance per client over 20,000 slots."""
     a = np.array([0.05, 0.15, 0.3, 0.5])
     _, grants = saturated(SlottedAlohaMac(access_prob=tuple(a), slot_s=0.01), len(a), seed=1)
     for i, g in enumerate(grants):
@@ -107,7 +107,7 @@ def test_oracle_18_age_of_information_of_slotted_aloha(oracle):
 
 def test_binary_exponential_backoff_first_window(oracle):
     """A lone client with backoff waits U{0..cw_min-1} slots before its first
-    transmission: mean (cw_min - 1)/2 = 3.5 slots for cw_min = 8 (NETWORK_MODELS.md 2.4),
+    transmission: mean (cw_min - 1)/2 = 3.5 slots for cw_min = 8 (docs/network-models.md 2.4),
     CLT tolerance with sd sqrt((cw^2 - 1)/12)."""
     cw, n = 8, 5000
     _, grants = saturated(SlottedAlohaMac(backoff="binary_exponential", cw_min=cw,

@@ -129,7 +129,7 @@ class Quadratic(Dataset):
     Client k holds ``samples_per_client`` targets xi_k = targets[k mod len(targets)] + noise
     (Normal(0, noise_std), every coordinate of a ``dim``-vector); the one input feature is
     0, so a ``logreg`` model's output is its bias: the bias is the point w. With curvature
-    2 and no noise, f_k(w) = (w - e_k)^2 as in FedLaAvg's Example 1 (ALGORITHMS.md §5).
+    2 and no noise, f_k(w) = (w - e_k)^2 as in FedLaAvg's Example 1 (docs/algorithms.md §5).
     There is no accuracy (reported as NaN); the test loss is the mean of f over the
     held-out targets. Use it with the ``native`` partition.
     """

@@ -19,7 +19,7 @@ class Energy(Node):
     included. Time an attempt spends waiting for its medium (TDMA slots of other
     clients, a busy ALOHA data channel) is charged at ``idle_w``. Defaults are
     board-level figures of a Raspberry Pi training a small
-    model (about 5 W computing, 4 W transmitting; NETWORK_MODELS.md section 3.2, from
+    model (about 5 W computing, 4 W transmitting; docs/network-models.md section 3.2, from
     ns3-fl's fitted models) and no idle drain. A round's ``energy_j`` (rounds.csv) is
     what its work used (download, compute, waiting for medium access, upload), from the
     battery or, when plugged in, from the charger. Not modelled: radio tail energy after

@@ -42,7 +42,7 @@ class Md(Sampler):
     Each distinct drawn client is invited once; how often it was drawn travels with the
     round (``RoundOutcome.multiplicity``) so that ``fedavg`` with
     ``weighting = "multiplicity"`` counts its model that many times (plain average over
-    the k draws, ALGORITHMS.md §4.3). Pair it with that weighting: data weighting would
+    the k draws, docs/algorithms.md §4.3). Pair it with that weighting: data weighting would
     count the data sizes twice.
     """
 
@@ -83,7 +83,7 @@ class FedGS(Sampler):
     (functional similarity: mean logits on one Gaussian noise batch), ``update`` (the
     local update) or ``oracle`` (label histograms, no exchange). Each round maximises
     alpha x mean pairwise graph distance minus the change of the sample-count variance
-    (ALGORITHMS.md §4.2): exact enumeration up to ``exact_limit`` candidate sets, else
+    (docs/algorithms.md §4.2): exact enumeration up to ``exact_limit`` candidate sets, else
     greedy construction and 1-swap local search for at most ``max_swaps`` swaps.
     """
 
@@ -121,7 +121,7 @@ class LongestAbsent(Sampler):
 class WaitGroup(Sampler):
     """A group of k clients drawn uniformly from all N, re-invited until every member has reported.
 
-    The ``fedavg_wait`` reading of ALGORITHMS.md §1.4 (MIFA's FedAvg baseline): each
+    The ``fedavg_wait`` reading of docs/algorithms.md §1.4 (MIFA's FedAvg baseline): each
     round invites the members still owed that are available; once all k have reported,
     the next group is drawn. Pair it with ``fedavg_s`` and ``variant = "wait"``, which
     keeps the model frozen until the whole group is in. A round in which no owed member

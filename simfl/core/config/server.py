@@ -68,7 +68,7 @@ class FedAvgIS(Aggregator):
 class FedAvgS(FedAvg):
     """FedAvg over S clients: the available ones, or a group drawn from all and waited for.
 
-    Both readings of ALGORITHMS.md §1.4, ``server.clients_per_round = S``:
+    Both readings of docs/algorithms.md §1.4, ``server.clients_per_round = S``:
 
     * ``variant = "avail"`` (FedAR's "at most S" baseline): the sampler invites
       min(S, |A_t|) available clients and the server averages what arrives, uniformly by
@@ -101,7 +101,7 @@ class Mifa(Aggregator):
 class FedAR(Aggregator):
     """FedAR: latest updates as surrogates, rectified by staleness weights min((tau+1)^rho, cap).
 
-    ``late_policy``: ``"discard"`` (ALGORITHMS.md §1.1's default) interrupts every device
+    ``late_policy``: ``"discard"`` (docs/algorithms.md §1.1's default) interrupts every device
     still busy when its round closes. ``"store"`` lets it finish in the background; its
     upload, landing in a later round, is trained from the model of the round it was
     invited in and stored as G_i with tau_i = rounds since that model (§1.1). Store
@@ -201,7 +201,7 @@ class CVaR(Aggregator):
 
     ``alpha`` is the risk level (1: risk-neutral), ``lam`` the weight of the mean loss
     (the code's ``gamma``), ``lr_t`` the step size of t (the model's is ``task.lr``),
-    ``t0`` the initial t. Defaults: the three-user blobs example (ALGORITHMS.md §2).
+    ``t0`` the initial t. Defaults: the three-user blobs example (docs/algorithms.md §2).
     """
 
     kind = "cvar"
@@ -226,7 +226,7 @@ class LrSchedule(Choice, point="lr_schedules"):
     trained or the model is held, e.g. MIFA's wait-for-all rounds or ``fedavg_s``'s
     waiting rounds: the papers' codes count training rounds only there). The scale
     multiplies the model's step size of every local rule (CVaR's ``lr_t`` is not
-    scaled) and, for the aggregators whose server step is eta_g * eta_l (ALGORITHMS.md
+    scaled) and, for the aggregators whose server step is eta_g * eta_l (docs/algorithms.md
     §0.1: MIFA, FedAR, FedVARP, FedLaAvg), the server step of round t too.
     """
 
@@ -250,7 +250,7 @@ class InverseRoundLr(LrSchedule):
     """Harmonic decay eta_t = eta_0 / (t + 1): scale(t) = 1 / (t + 1)."""
 
     kind = "inverse_round"
-    paper = f"{MIFA}: official code's schedule, ALGORITHMS.md §1.2"
+    paper = f"{MIFA}: official code's schedule, docs/algorithms.md §1.2"
 
     def scale(self, round: int) -> float:
         return 1.0 / (round + 1)
@@ -262,7 +262,7 @@ class ExponentialLr(LrSchedule):
 
     kind = "exponential"
     paper = ("Wang et al., FedGS: Federated Graph-based Sampling with Arbitrary Client "
-             "Availability, AAAI 2023: code default gamma = 0.998, ALGORITHMS.md §4.4")
+             "Availability, AAAI 2023: code default gamma = 0.998, docs/algorithms.md §4.4")
     gamma: float = 0.998
 
     def validate(self) -> None:

@@ -1,6 +1,6 @@
 """Sessions: client groups that arrive and leave, and how each new session's model starts.
 
-ALGORITHMS.md §3 (Chang et al., arXiv 2410.05662). The registered clients are cut into
+docs/algorithms.md §3 (Chang et al., arXiv 2410.05662). The registered clients are cut into
 ``groups`` equal blocks of consecutive ids (group g holds clients
 ``[g*N/G, (g+1)*N/G)``, rounded down). Sessions follow one another; session s admits
 only the clients of group ``order[s % len(order)]`` (by default 0, 1, ..., G-1 and
@@ -55,7 +55,7 @@ class Similarity(SessionInit):
     """
 
     kind = "similarity"
-    paper = "Chang et al., arXiv 2410.05662, initial model construction (ALGORITHMS.md §3)"
+    paper = "Chang et al., arXiv 2410.05662, initial model construction (docs/algorithms.md §3)"
     gradient_rounds: int = 1
     scale: float = 10.0
 

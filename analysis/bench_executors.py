@@ -62,7 +62,7 @@ def main() -> None:
                     batch_size=32, local_epochs=1, lr=0.05)
         rngs = RngTree(0)
         data = build_data(task, rngs)
-        net = build_model(task.model, data.n_features, data.n_classes)
+        net = build_model(task.model, data.input_shape, data.n_classes)
         params = {k: v.to(device) for k, v in net.init(torch.Generator().manual_seed(0)).items()}
         medians = {}
         for name, cls in (("inline", InlineExecutor), ("batched", BatchedExecutor)):

@@ -15,6 +15,7 @@ from simfl.core.config import (
     SessionInit,
     # task: datasets, partitions, models
     Blobs, Digits, Mnist5k, Quadratic, Synthetic, Dirichlet, Iid, Native, Shards, Logreg, Mlp,
+    Cnn, Lenet5, CharLstm,
     # population: availability models and session initialisers
     Always, Bernoulli, Diurnal, Ideal, LessDataFirst, LogNormal, Markov, MifaAdversarial,
     MoreDataFirst, SinLogNormal, Trace, YCycle, YMaxFirst,
@@ -46,7 +47,7 @@ __all__ = [
     "Aggregator", "Availability", "Channel", "Dataset", "Mac", "Model", "Partition", "Rate",
     "Sampler", "SessionInit",
     "Blobs", "Digits", "Mnist5k", "Quadratic", "Synthetic", "Dirichlet", "Iid", "Native",
-    "Shards", "Logreg", "Mlp",
+    "Shards", "Logreg", "Mlp", "Cnn", "Lenet5", "CharLstm",
     "Always", "Bernoulli", "Diurnal", "Ideal", "LessDataFirst", "LogNormal", "Markov",
     "MifaAdversarial", "MoreDataFirst", "SinLogNormal", "Trace", "YCycle", "YMaxFirst",
     "Average", "Continuous", "Previous", "Similarity",

@@ -127,7 +127,7 @@ def quadratic_setup(targets, curvature=2.0, steps=1, lr=0.1):
                 local_steps=steps, lr=lr)
     rngs = RngTree(0)
     data = build_data(task, rngs)
-    return task, rngs, data, build_model(task.model, data.n_features, data.n_classes)
+    return task, rngs, data, build_model(task.model, data.input_shape, data.n_classes)
 
 
 def point(w):

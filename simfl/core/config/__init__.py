@@ -20,7 +20,7 @@ from simfl.core.config.server import (Aggregator, ConstantLr, CVaR, ExponentialL
 from simfl.core.config.sampler import (AllAvailable, FedGS, LongestAbsent, Md, PowerOfChoice,
                                        Sampler, Uniform, WaitGroup)
 from simfl.core.config.dataset import Blobs, Dataset, Digits, Mnist5k, Quadratic, Synthetic
-from simfl.core.config.model import Logreg, Mlp, Model
+from simfl.core.config.model import CharLstm, Cnn, Lenet5, Logreg, Mlp, Model
 from simfl.core.config.task import Dirichlet, Iid, Native, Partition, Shards, Task
 
 __all__ = [
@@ -40,4 +40,5 @@ __all__ = [
     "RelayMac", "SlottedAlohaMac", "TdmaMac",
     "CVaR", "FedProx", "Quadratic",
     "Mnist5k",
+    "CharLstm", "Cnn", "Lenet5",
 ]

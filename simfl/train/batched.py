@@ -1,12 +1,22 @@
 """An executor that trains all jobs of a submission together, as one batched network.
 
 Every job's parameters are stacked into ``[K, ...]`` tensors (K jobs, each from its own
-model version) and each local step runs one batched forward and backward pass with
-``torch.baddbmm``, the backward written out by hand (autograd only for the loss's
-gradient at the logits). Nothing here calls ``torch.func``, so training never imports
-``torch._dynamo`` (about a second once per process). On a CPU the jobs are trained in
-chunks of a few megabytes of parameters (:attr:`BatchedExecutor.cpu_chunk_bytes`), so
-that a chunk's weights stay in the cache between the forward pass and the update.
+model version) and each local step runs one batched forward and backward pass. How
+depends on the model's ``batching`` (:mod:`simfl.train.models`):
+
+* ``"dense"`` (logreg, mlp): ``torch.baddbmm``, the backward written out by hand
+  (autograd only for the loss's gradient at the logits). On a CPU the jobs are trained
+  in chunks of a few megabytes of parameters (:attr:`BatchedExecutor.cpu_chunk_bytes`),
+  so that a chunk's weights stay in the cache between the forward pass and the update.
+* ``"stacked"`` (cnn, lenet5): the model's ``stacked_forward`` (grouped convolutions,
+  one group per client, and batched matrix products) and autograd on the stack, in
+  chunks of :attr:`BatchedExecutor.cpu_stacked_clients` clients on a CPU.
+* None (char_lstm): the jobs are trained one after another, as the inline executor does.
+
+Nothing here calls ``torch.func``, so training never imports ``torch._dynamo`` (about
+a second once per process); ``torch.func.vmap`` over ``grad`` was measured for the
+convolutional models too and was slower than grouped convolutions (see
+:func:`executor_class`).
 
 Clients hold different numbers of samples, so their minibatch plans differ in length
 and in batch sizes. The executor follows each client's plan exactly
@@ -260,6 +270,12 @@ def executor_class(name: str, net, device: torch.device) -> type[Executor]:
       (FedAvg's CNN: about 40 ms per client, conv2 at about 100 GFLOP/s), and the
       grouped convolutions that stack clients were not faster: 520-620 ms against 393 ms
       for 10 clients of ``cnn``, 1.6 s against 1.5 s for 100 of ``lenet5``;
+      ``torch.func.vmap(grad(...))`` was slower still: one step of 10 clients at batch 32,
+      interleaved, on one loaded core: per-client loop 1.7-2.4 s, grouped 2.2-3.0 s,
+      vmap 2.7-3.3 s. A profile of inline training (10 clients, one thread) spends 29%
+      in convolution backward, 20% in the dense layer's matmuls, 13% in convolution
+      forward and 17% in ReLU and pooling over large activations, and under 5% in
+      anything a batch could share;
     * convolutional nets on a GPU: batched (small per-client kernels leave a GPU idle;
       not measured here, no GPU was available);
     * models that cannot be stacked (``char_lstm``): inline.

@@ -267,9 +267,12 @@ def executor_class(name: str, net, device: torch.device) -> type[Executor]:
       few clients up (the per-step overhead of a small network is shared);
     * convolutional nets (``cnn``, ``lenet5``) on a CPU: inline. Their steps are
       convolutions that already run near the core's arithmetic peak for one client
-      (FedAvg's CNN: about 40 ms per client, conv2 at about 100 GFLOP/s), and the
-      grouped convolutions that stack clients were not faster: 520-620 ms against 393 ms
-      for 10 clients of ``cnn``, 1.6 s against 1.5 s for 100 of ``lenet5``;
+      (FedAvg's CNN: about 47 ms per client at 61 GFLOP/s, the one-thread matmul peak
+      being 91), and the grouped convolutions that stack clients were slower: median
+      723 against 469 ms for 10 clients of ``cnn``, 7.0 against 4.8 s for 100
+      (``analysis/bench.py``, cnn workload). For ``lenet5``, whose convolutions are
+      small, the two were level within the noise of a shared machine (batched 0.97 to
+      1.31 times inline's speed, ``analysis/bench_executors.py --model lenet5``);
       ``torch.func.vmap(grad(...))`` was slower still: one step of 10 clients at batch 32,
       interleaved, on one loaded core: per-client loop 1.7-2.4 s, grouped 2.2-3.0 s,
       vmap 2.7-3.3 s. A profile of inline training (10 clients, one thread) spends 29%

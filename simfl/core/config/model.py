@@ -65,12 +65,13 @@ class Mlp(Model):
 
 @dataclass(frozen=True)
 class Cnn(Model):
-    """The CNN of the FedAvg paper: two 5x5 convolutions (32 and 64 channels), each
-    followed by ReLU and 2x2 max-pooling, a dense layer of 512 ReLU units, then the classes.
+    """FedAvg's CNN: two 5x5 convolutions (32, 64 channels), max-pooling, 512 dense units.
 
-    The convolutions pad by 2 pixels ("same" size), so only the pooling shrinks an
-    image: 28x28 becomes 7x7 (1,663,370 parameters on MNIST, the count the paper gives)
-    and 32x32x3 becomes 8x8. ``channels`` and ``hidden`` change the widths.
+    Each convolution is followed by ReLU and 2x2 max-pooling; a dense layer of 512 ReLU
+    units comes before the linear output layer. The convolutions pad by 2 pixels ("same"
+    size), so only the pooling shrinks an image: 28x28 becomes 7x7 (1,663,370 parameters
+    on MNIST, the count the paper gives) and 32x32x3 becomes 8x8. ``channels`` and
+    ``hidden`` change the widths.
     """
 
     kind = "cnn"
@@ -89,13 +90,13 @@ class Cnn(Model):
 
 @dataclass(frozen=True)
 class Lenet5(Model):
-    """LeNet-5: 5x5 convolutions with 6 and 16 channels, each followed by ReLU and 2x2
-    max-pooling, then dense layers of 120 and 84 ReLU units and the classes.
+    """LeNet-5: two 5x5 convolutions (6, 16 channels), max-pooling, dense 120 and 84 units.
 
-    The first convolution pads by 2 pixels and the second does not, so a 28x28 image
-    reaches the dense layers as 16x5x5, as the original 32x32 input without padding
-    does; a 32x32x3 image reaches them as 16x6x6. ReLU and max-pooling replace the
-    original's scaled tanh and trainable subsampling, as in most federated benchmarks.
+    Each convolution is followed by ReLU and 2x2 max-pooling. The first convolution
+    pads by 2 pixels and the second does not, so a 28x28 image reaches the dense layers
+    as 16x5x5, as the original 32x32 input without padding does; a 32x32x3 image
+    reaches them as 16x6x6. ReLU and max-pooling replace the original's scaled tanh and
+    trainable subsampling, as in most federated benchmarks.
     """
 
     kind = "lenet5"
@@ -107,11 +108,12 @@ class Lenet5(Model):
 
 @dataclass(frozen=True)
 class CharLstm(Model):
-    """Next-character model of LEAF's Shakespeare task: each token is embedded in
-    ``embed`` numbers, ``layers`` stacked LSTM layers of ``hidden`` units read the
-    sequence, and a linear layer maps the last step's state to logits over the
-    characters (the data set's classes, 80 for Shakespeare; the same alphabet as the
-    input tokens)."""
+    """LEAF's Shakespeare next-character model: embedding 8, two LSTM layers of 256 units.
+
+    Each token is embedded in ``embed`` numbers, ``layers`` stacked LSTM layers of
+    ``hidden`` units read the sequence, and a linear layer maps the last step's output
+    to logits over the characters (the data set's classes, 80 for Shakespeare; the same
+    alphabet as the input tokens)."""
 
     kind = "char_lstm"
     paper = f"{LEAF} (Shakespeare LSTM)"

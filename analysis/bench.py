@@ -599,7 +599,8 @@ def main() -> None:
     parser.add_argument("--gpu-device", default="cuda", help="device of the gpu workload")
     parser.add_argument("--cnn-repeats", type=int, default=3,
                         help="measured repetitions of each cnn cell (after one warm-up)")
-    parser.add_argument("--cnn-core", type=int, default=0, help="the core the cnn workload is pinned to")
+    parser.add_argument("--cnn-core", type=int, default=0,
+                        help="the core the cnn workload is pinned to")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
                         help="torch threads of each arm (default: every core)")
     parser.add_argument("--quick", action="store_true",
@@ -659,8 +660,9 @@ def main() -> None:
 
     if "cnn" in arms:
         cohorts = [int(c) for c in args.cohorts.split(",")]
-        r = run_arm({"arm": "cnn", "cohorts": cohorts, "repeats": 1 if args.quick else args.cnn_repeats,
-                     "threads": 1, "core": args.cnn_core}, args.timeout_s)
+        repeats = 1 if args.quick else args.cnn_repeats
+        r = run_arm({"arm": "cnn", "cohorts": cohorts, "repeats": repeats, "threads": 1,
+                     "core": args.cnn_core}, args.timeout_s)
         report["cnn"] = r
         if "error" in r:
             print(f"cnn workload: {r['error']}\n")

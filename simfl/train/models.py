@@ -288,4 +288,5 @@ def param_shapes(cfg: Model, input_shape: tuple[int, ...] | int, n_classes: int)
 
 def model_bytes(cfg: Model, input_shape: tuple[int, ...] | int, n_classes: int) -> int:
     """Size of the model's parameters in float32: what one transfer of the model carries."""
-    return PARAM_BYTES * sum(math.prod(s) for s in param_shapes(cfg, input_shape, n_classes).values())
+    shapes = param_shapes(cfg, input_shape, n_classes)
+    return PARAM_BYTES * sum(math.prod(shape) for shape in shapes.values())

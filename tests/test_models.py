@@ -39,6 +39,17 @@ MODELS = {  # (config, input shape, classes)
 }
 
 
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Small convolutions (float64 ones most) ran 10 to 80 times slower with two torch
+    threads than with one on a busy two-core machine (the threads wait on each other);
+    the results do not depend on it."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def sample_input(shape, n_classes, rows, seed=0):
     gen = torch.Generator().manual_seed(seed)
     if len(shape) == 1 and n_classes == 80:  # the LSTM reads token ids

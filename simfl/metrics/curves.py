@@ -242,10 +242,30 @@ def group_by_seed(runs: Sequence[Run]) -> list[list[Run]]:
 
 def differing_keys(params: Sequence[dict[str, Any]]) -> list[str]:
     """Dotted keys whose value is not the same in every dict (missing counts as a value),
-    in the order they first appear."""
-    keys = list(dict.fromkeys(k for p in params for k in p))
+    in tree order: the order they first appear, a key first seen in a later dict placed
+    after its closest relative (``mac.slot_s`` after ``mac.kind``)."""
+    keys: list[str] = []
+    for p in params:
+        for key in p:
+            if key not in keys:
+                keys.insert(_insertion_index(keys, key), key)
     return [k for k in keys
             if len({json.dumps(p[k], default=str) if k in p else "" for p in params}) > 1]
+
+
+def _insertion_index(keys: list[str], key: str) -> int:
+    """Where ``key`` goes in ``keys``: after the last key sharing its longest dotted prefix."""
+    parts = key.split(".")
+    best, index = 0, len(keys)
+    for i, other in enumerate(keys):
+        common = 0
+        for a, b in zip(parts, other.split(".")):
+            if a != b:
+                break
+            common += 1
+        if common and common >= best:
+            best, index = common, i + 1
+    return index
 
 
 def short_keys(keys: Sequence[str]) -> dict[str, str]:

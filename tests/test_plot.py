@@ -18,7 +18,7 @@ import pytest
 from simfl.cli import main
 from simfl.core.errors import ConfigError, SimflError
 from simfl.metrics.curves import (band, build_lines, common_grid, find_runs, flatten,
-                                  group_by_seed, read_run, read_series, step_values, Series)
+                                  group_by_seed, group_labels, read_run, read_series, step_values, Series)
 from simfl.metrics.plot import make_figure, plot_runs
 
 #: Student's t 0.975 quantiles from a printed table (2 and 4 degrees of freedom)
@@ -174,18 +174,37 @@ def test_step_values_take_the_last_sample_at_or_before():
 
 
 def test_labels_name_only_the_keys_that_differ(tmp_path):
-    tdma = {"kind": "tdma", "slot_s": 0.025}
+    tdma = {"kind": "tdma", "slot_s": 0.025, "mode": "slots"}
     write_run(tmp_path / "r1", 1, curve([0.1, 0.2]), 3.0)
     write_run(tmp_path / "r2", 1, curve([0.1, 0.3]), 3.0, mac=tdma)
     write_run(tmp_path / "r3", 2, curve([0.1, 0.4]), 6.0, mac=tdma)
+    write_run(tmp_path / "r4", 1, curve([0.1, 0.3]), 3.0,
+              mac={"kind": "aloha", "slot_s": 0.05, "access_prob": 0.1, "channels": 1})
+    write_run(tmp_path / "r5", 1, curve([0.1, 0.3]), 3.0,
+              mac={"kind": "aloha", "slot_s": 0.05, "access_prob": 0.05, "channels": 1})
     fig = make_figure([tmp_path])
-    labels = [ln.get_label() for ln in data_lines(fig)]
+    labels = [ln.get_label().replace("\n  ", " ") for ln in data_lines(fig)]  # long ones wrap
+    # slot_s differs between the kinds that have it; access_prob between the aloha runs;
+    # mode and channels come with their kind and are the same wherever they exist
     assert labels == ["mac.kind=ideal, server.deadline_s=3",
                       "mac.kind=tdma, mac.slot_s=0.025, server.deadline_s=3",
-                      "mac.kind=tdma, mac.slot_s=0.025, server.deadline_s=6"]
+                      "mac.kind=tdma, mac.slot_s=0.025, server.deadline_s=6",
+                      "mac.kind=aloha, mac.slot_s=0.05, mac.access_prob=0.1, server.deadline_s=3",
+                      "mac.kind=aloha, mac.slot_s=0.05, mac.access_prob=0.05, server.deadline_s=3"]
     for label in labels:  # keys equal in every run, the seed and the folder never appear
         assert "lr" not in label and "seed" not in label and "r1" not in label
-    assert set(labels) <= set(legend_texts(fig))
+    assert set(labels) <= {text.replace("\n  ", " ") for text in legend_texts(fig)}
+
+
+def test_a_field_without_a_kind_is_named_where_it_exists(tmp_path):
+    """A section set in one run and null in another (no kind to explain it) is named."""
+    a = write_run(tmp_path / "a", 1, curve([0.1, 0.2]))
+    b = write_run(tmp_path / "b", 1, curve([0.1, 0.2]))
+    config = json.loads((b / "config.json").read_text())
+    config["scenario"]["server"]["sampler"] = None
+    (b / "config.json").write_text(json.dumps(config))
+    assert group_labels(group_by_seed([read_run(a), read_run(b)])) == [
+        "sampler.kind=uniform", "server.sampler=null"]
 
 
 def test_one_configuration_is_labelled_by_its_name(tmp_path):

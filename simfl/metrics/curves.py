@@ -253,6 +253,24 @@ def differing_keys(params: Sequence[dict[str, Any]]) -> list[str]:
             if len({json.dumps(p[k], default=str) if k in p else "" for p in params}) > 1]
 
 
+def label_keys(params: Sequence[dict[str, Any]]) -> list[str]:
+    """The differing keys worth naming in labels: :func:`differing_keys` less the fields
+    that come with a choice's kind (``mac.access_prob`` when ``mac.kind`` differs and
+    every group that has the field gives it the same value)."""
+    keys = differing_keys(params)
+    kinds = {k[: -len("kind")] for k in keys if k == "kind" or k.endswith(".kind")}
+
+    def implied(key: str) -> bool:
+        having = [p[key] for p in params if key in p]
+        if len(having) == len(params):
+            return False
+        same = len({json.dumps(v, default=str) for v in having}) == 1
+        return same and any(key.startswith(prefix) and key != prefix + "kind"
+                            for prefix in kinds)
+
+    return [k for k in keys if not implied(k)]
+
+
 def _insertion_index(keys: list[str], key: str) -> int:
     """Where ``key`` goes in ``keys``: after the last key sharing its longest dotted prefix."""
     parts = key.split(".")
@@ -299,7 +317,7 @@ def group_labels(groups: Sequence[Sequence[Run]], max_keys: int = MAX_LABEL_KEYS
     """
     params = [group[0].params for group in groups]
     names = [str(group[0].scenario.get("name", group[0].path.name)) for group in groups]
-    keys = differing_keys(params)
+    keys = label_keys(params)
     if not keys:
         return [", ".join(dict.fromkeys(str(r.scenario.get("name", r.path.name))
                                         for g in groups for r in g))] * len(groups)

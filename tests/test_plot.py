@@ -332,3 +332,53 @@ def test_command_line_errors_are_one_line(campaign, tmp_path, capsys):
         err = capsys.readouterr().err
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
     assert not (tmp_path / "p.png").exists()
+
+
+# ---------------------------------------------------------------------------------
+# the MAC what-if study's folders
+
+
+def load_script(path: Path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"script_{path.parent.name}_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_mac_whatif_study_writes_runs_that_group_by_seed(tmp_path):
+    """The study's folders (written here with the study's own resolved scenarios, nothing
+    simulated) give one line per access scheme, labelled by the scheme, and the analysis
+    finds them and pools the slot tables of a timing-only run over seeds."""
+    import simfl
+
+    root = Path(__file__).resolve().parents[1]
+    study = load_script(root / "scenarios" / "mac_whatif.py")
+    analysis = load_script(root / "analysis" / "mac_whatif.py")
+    runs = study.study_runs((5, 6))
+    assert "time_to_accuracy/mac.kind=tdma_mac.slot_s=0.025_seed6" in runs
+    assert "slots/N=40_p=0.05" in runs
+    for name, sets in runs.items():
+        if name.startswith("slots/") and name != "slots/N=10_p=0.1":
+            continue
+        scenario = simfl.apply_overrides(study.scenario(),
+                                         [simfl.parse_override(s) for s in sets])
+        folder = write_run(tmp_path / name, scenario.seed, curve([0.1, 0.5, 0.9]))
+        (folder / "config.json").write_text(json.dumps({"scenario": scenario.to_dict(),
+                                                        "seed": scenario.seed}))
+    for seed in (5, 6):  # the same slot run under a second seed
+        write_run(tmp_path / "slots" / f"copy{seed}", seed, curve([0.1]))
+    for folder in (tmp_path / "slots").iterdir():
+        if folder.name.startswith("copy"):
+            config = json.loads((tmp_path / "slots" / "N=10_p=0.1" / "config.json").read_text())
+            (folder / "config.json").write_text(json.dumps(config))
+        (folder / "events.csv").write_text("t_s,kind,round,client,detail\n"
+                                           "1.0,mac_slots,0,-1,1:4:4 10:20:7\n")
+    fig = make_figure([tmp_path / "time_to_accuracy"])
+    assert [ln.get_label() for ln in data_lines(fig)] == [  # in natural order of folders
+        "mac.kind=ideal", "mac.kind=slotted_aloha, mac.slot_s=0.05",
+        "mac.kind=tdma, mac.slot_s=0.025"]
+    sweep, training = analysis.read_study(tmp_path)
+    assert len(training) == 6
+    assert sweep == {(10, 0.1): {1: [12, 12], 10: [60, 21]}}  # three runs pooled

@@ -122,6 +122,9 @@ def test_ci_band_is_the_t_interval_of_the_mean_by_hand(tmp_path):
     ys = poly.get_paths()[0].vertices[:, 1]
     assert ys.min() == pytest.approx(0.2 - half_10, abs=1e-3)  # below 0: a wide interval
     assert ys.max() == pytest.approx(0.6 + half_20, abs=1e-3)
+    # the view spans the runs' values 0 .. 0.8 and the target 0.8, with 5% margins: the
+    # interval below 0 at t = 10 is cut at the edge
+    assert fig.axes[0].get_ylim() == pytest.approx((-0.04, 0.84))
 
 
 def test_ci_half_width_with_five_seeds():

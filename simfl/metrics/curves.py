@@ -88,6 +88,8 @@ class Line:
     lower: np.ndarray | None
     upper: np.ndarray | None
     session_changes: tuple[float, ...] = field(default=())
+    #: lowest and highest value of its runs on the grid
+    runs_range: tuple[float, float] = (math.nan, math.nan)
 
 
 # ---------------------------------------------------------------------------------
@@ -406,5 +408,6 @@ def build_lines(runs: Sequence[Run], metric: str, x: str = "time", band_kind: st
         values = np.vstack([step_values(s.x, s.y, grid) for s in series])
         mean, lower, upper = band(values, band_kind)
         changes = tuple(sorted({c for s in series for c in s.session_changes}))
-        lines.append(Line(tuple(group), label, grid, mean, lower, upper, changes))
+        lines.append(Line(tuple(group), label, grid, mean, lower, upper, changes,
+                          (float(values.min()), float(values.max()))))
     return lines

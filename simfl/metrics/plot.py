@@ -50,6 +50,9 @@ def make_figure(paths: Sequence[Path], metric: str = "accuracy", x: str = "time"
         A dashed horizontal line; default the runs' ``run.target_accuracy`` when the
         metric is accuracy.
 
+    With ``ci`` bands the y axis spans the runs' own values and the targets (with a 5%
+    margin): an interval wider than that (few seeds) is cut at the edge of the view.
+
     Returns
     -------
     matplotlib.figure.Figure
@@ -102,6 +105,12 @@ def make_figure(paths: Sequence[Path], metric: str = "accuracy", x: str = "time"
                 if r.target_accuracy is not None}) if metric == "accuracy" else [])
     for value in targets:
         ax.axhline(value, color="grey", linestyle="--", linewidth=0.9, label=f"target {value:g}")
+    if band == "ci" and any(line.lower is not None for line in lines):
+        # the view spans the runs' values (and targets): a wider interval is cut at its edge
+        lo = min([line.runs_range[0] for line in lines] + targets)
+        hi = max([line.runs_range[1] for line in lines] + targets)
+        margin = 0.05 * (hi - lo) or 0.05 * max(abs(hi), 1.0)
+        ax.set_ylim(lo - margin, hi + margin)
     ax.set_xlabel(x_label(x, unit))
     ax.set_ylabel(y_label(metric, table))
     ax.set_title(f"{y_label(metric, table)} against {x_label(x, unit)}")

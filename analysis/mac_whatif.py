@@ -76,7 +76,8 @@ def read_study(folder: Path) -> tuple[dict, list]:
         mac = run.scenario["network"]["mac"]
         if run.scenario["run"]["timing_only"]:
             if mac["kind"] == "slotted_aloha" and (run_dir / "events.csv").is_file():
-                table = sweep.setdefault((run.scenario["task"]["n_clients"], mac["access_prob"]), {})
+                key = (run.scenario["task"]["n_clients"], mac["access_prob"])
+                table = sweep.setdefault(key, {})
                 for n, (slots, wins) in slot_table(run_dir).items():
                     entry = table.setdefault(n, [0, 0])
                     entry[0] += slots
@@ -176,7 +177,7 @@ def main() -> None:
         reached = (f"target at {tta[0]:.0f} s" if tta else "target never") + (
             f" ({numbers['reached']}/{numbers['seeds']} seeds)" if numbers["seeds"] > 1 else "")
         (drawn,) = ax.plot(line.x, line.mean, drawstyle="steps-post",
-                           label=f"{label}: {numbers['collided']:.1f} collided/round, {reached}")
+                           label=f"{label}:\n{numbers['collided']:.1f} collided/round, {reached}")
         if line.lower is not None:
             ax.fill_between(line.x, line.lower, line.upper, step="post", alpha=0.2,
                             color=drawn.get_color(), linewidth=0)
@@ -189,6 +190,10 @@ def main() -> None:
               + f", {numbers['collided']:.2f} collided per round")
     if target is not None:
         ax.axhline(target, color="grey", ls="--", lw=1)
+    if lines:  # the view spans the runs' values: a wide interval of few seeds is cut
+        lo = min(line.runs_range[0] for line in lines)
+        hi = max([line.runs_range[1] for line in lines] + [target or 0.0])
+        ax.set_ylim(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo))
     seeds = max((len(line.runs) for line in lines), default=0)
     ax.set(xlabel="simulated time (s)", ylabel="test accuracy",
            title="(c) time to accuracy, 20 phones, 3 s deadline"

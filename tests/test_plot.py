@@ -17,8 +17,9 @@ import pytest
 
 from simfl.cli import main
 from simfl.core.errors import ConfigError, SimflError
-from simfl.metrics.curves import (band, build_lines, common_grid, find_runs, flatten,
-                                  group_by_seed, group_labels, read_run, read_series, step_values, Series)
+from simfl.metrics.curves import (Series, band, build_lines, common_grid, find_runs, flatten,
+                                  group_by_seed, group_labels, read_run, read_series,
+                                  step_values)
 from simfl.metrics.plot import make_figure, plot_runs
 
 #: Student's t 0.975 quantiles from a printed table (2 and 4 degrees of freedom)

@@ -93,6 +93,7 @@ class ModelTrainer:
                  n_samples: np.ndarray) -> None:
         self.server, self.run, self.dataset = scenario.server, scenario.run, scenario.task.dataset
         self.compute, self.aggregator, self.sessions = compute, aggregator, sessions
+        self.executor = compute.executor  # trains the round's jobs
         self.data, self.rngs, self.n_samples = data, rngs, n_samples
         self.params = compute.params
         self.agg_state = aggregator.init(self.params, n_samples)
@@ -128,7 +129,7 @@ class ModelTrainer:
                              self._payload(a.client, a.base_round)) for a in arrivals]
             teacher = self.sessions.teacher()
             if teacher is None:
-                updates = self.compute.executor.submit(jobs, versions)
+                updates = self.executor.submit(jobs, versions)
             else:  # the continuous initialiser: distil towards the last session's model
                 updates = self.sessions.distill(jobs, versions, teacher)
             # each side counts its own work: the updates the executor returned, the
@@ -197,8 +198,7 @@ class ModelTrainer:
             from simfl.train.local import sample_loss
             from simfl.train.probe import ClientStats
 
-            c = self.compute
-            self._stats = ClientStats(c.net, c.executor, sample_loss(self.dataset),
+            self._stats = ClientStats(self.compute.net, self.executor, sample_loss(self.dataset),
                                       self.data.x_test, self.rngs)
         return self._stats
 

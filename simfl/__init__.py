@@ -27,7 +27,7 @@ from simfl.core.config import (
     ErasureChannel, GilbertElliottChannel, IdealChannel, RayleighChannel, FixedRate,
     ShannonRate, IdealMac, RelayMac, SlottedAlohaMac, TdmaMac,
     # server: aggregators and samplers
-    CVaR, FedAR, FedAvg, FedAvgIS, FedAvgS, FedLaAvg, FedProx, FedVARP, Mifa, Scaffold,
+    CVaR, FedAR, FedAvg, FedAvgIS, FedAvgS, FedAvgSWait, FedLaAvg, FedProx, FedVARP, Mifa, Scaffold,
     ConstantLr, ExponentialLr, InverseRoundLr, LrSchedule,
     AllAvailable, FedGS, LongestAbsent, Md, PowerOfChoice, Uniform, WaitGroup,
     # loading and overriding scenarios
@@ -70,7 +70,7 @@ __all__ = [
     "Average", "Continuous", "Previous", "Similarity",
     "ErasureChannel", "GilbertElliottChannel", "IdealChannel", "RayleighChannel", "FixedRate",
     "ShannonRate", "IdealMac", "RelayMac", "SlottedAlohaMac", "TdmaMac",
-    "CVaR", "FedAR", "FedAvg", "FedAvgIS", "FedAvgS", "FedLaAvg", "FedProx", "FedVARP", "Mifa",
+    "CVaR", "FedAR", "FedAvg", "FedAvgIS", "FedAvgS", "FedAvgSWait", "FedLaAvg", "FedProx", "FedVARP", "Mifa",
     "Scaffold", "AllAvailable", "FedGS", "LongestAbsent", "Md", "PowerOfChoice", "Uniform",
     "WaitGroup", "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule",
     "apply_overrides", "load_scenario", "parse_override",

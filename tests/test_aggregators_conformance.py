@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from simfl.algorithms import build_aggregator
-from simfl.core.config import FedAvgS, load_scenario
+from simfl.core.config import FedAvgSWait, load_scenario
 from simfl.core.records import Arrival, ClientUpdate, LocalPayload, RoundOutcome
 from simfl.core.registry import REGISTRIES
 from simfl.plugins import load_plugins
@@ -28,8 +28,8 @@ N_CLIENTS = 4
 LOCAL_LR = 0.1
 N_SAMPLES = np.array([5, 10, 20, 40])
 ROUNDS = [(3, 0, 1, 2), (2, 0), (), (1,), (3, 1)]
-#: registered rules from their defaults, plus variants built differently (``name/variant``)
-NAMES = REGISTRIES["aggregators"].names() + ["fedavg_s/wait"]
+#: registered rules from their defaults
+NAMES = REGISTRIES["aggregators"].names()
 
 #: What an empty round does once every client has reported once (in round 0, all
 #: clients), as a multiple f of that round's mean normalised update: the model moves by
@@ -38,7 +38,7 @@ EMPTY_ROUND_FACTOR = {
     "fedavg": 0.0,        # nothing received, nothing to average
     "fedavg_is": 0.0,
     "fedavg_s": 0.0,
-    "fedavg_s/wait": 0.0,  # the group (S = N) reported in round 0 and was applied then
+    "fedavg_s_wait": 0.0,  # the group (S = N) reported in round 0 and was applied then
     "scaffold": 0.0,      # neither x nor c moves
     "mifa": 1.0,          # mean of the stored table
     "fedlaavg": 1.0,      # stale G_bar, applied every round
@@ -51,8 +51,8 @@ EMPTY_ROUND_FACTOR = {
 
 
 def build(name, dtype=torch.float64):
-    if name == "fedavg_s/wait":
-        agg = build_aggregator(FedAvgS(variant="wait"), LOCAL_LR, clients_per_round=N_CLIENTS)
+    if name == "fedavg_s_wait":  # built with its group size S
+        agg = build_aggregator(FedAvgSWait(), LOCAL_LR, clients_per_round=N_CLIENTS)
     else:
         agg = build_aggregator(REGISTRIES["aggregators"].get(name)(), LOCAL_LR)
     gen = torch.Generator().manual_seed(0)
@@ -110,7 +110,7 @@ def same(a, b, exact=True):
 
 
 def test_every_rule_declares_its_empty_round():
-    built_in = {e.name for e in REGISTRIES["aggregators"] if not e.plugin} | {"fedavg_s/wait"}
+    built_in = {e.name for e in REGISTRIES["aggregators"] if not e.plugin}
     assert built_in <= set(EMPTY_ROUND_FACTOR) <= set(NAMES), (
         "declare each rule's empty-round behaviour here")
 
@@ -215,8 +215,7 @@ def test_every_rule_reports_the_updates_it_used_and_whether_it_stepped(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_payload_names_the_declared_local_rule(name):
     agg, params, state = build(name)
-    config = (FedAvgS(variant="wait") if name == "fedavg_s/wait"
-              else REGISTRIES["aggregators"].get(name)())
+    config = REGISTRIES["aggregators"].get(name)()
     for out, ups in rounds(params):
         for c in range(N_CLIENTS):
             payload = agg.client_payload(state, c)

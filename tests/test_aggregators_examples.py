@@ -13,7 +13,7 @@ from conftest import outcome, vec
 
 from simfl.algorithms import build_aggregator
 from simfl.algorithms.fedar import rectification_weights
-from simfl.core.config.server import (FedAR, FedAvgIS, FedAvgS, FedLaAvg, FedVARP, Mifa,
+from simfl.core.config.server import (FedAR, FedAvgIS, FedAvgSWait, FedLaAvg, FedVARP, Mifa,
                                       Scaffold)
 from simfl.core.errors import ConfigError
 from simfl.core.records import ClientUpdate, CVaRPayload
@@ -197,7 +197,7 @@ def test_fedavg_s_wait_holds_the_model_until_the_group_is_in(weighting, expected
     """S = 3 of N = 4: client 1 reports in round 0, nobody in round 1, clients 0 and 2 in
     round 2. The model is frozen until then; w_3 = w + (1/S) sum_i (y_i - w) (uniform) or
     with weights n_i / sum n_j, n = (20, 10, 30): (10 (3,0) + 20 (0,3) + 30 (3,3)) / 60."""
-    agg = build_aggregator(FedAvgS(variant="wait", weighting=weighting), 0.1, clients_per_round=3)
+    agg = build_aggregator(FedAvgSWait(weighting=weighting), 0.1, clients_per_round=3)
     w = {"w": vec(0.0, 0.0)}
     state = agg.init(w, np.full(4, 10))
     sizes = {0: 20, 1: 10, 2: 30, 3: 10}
@@ -218,10 +218,10 @@ def test_fedavg_s_wait_needs_the_wait_group_sampler():
     from simfl.core.config import Server, Uniform, WaitGroup
 
     with pytest.raises(ConfigError, match="sampler.kind"):
-        Server(algorithm=FedAvgS(variant="wait"), sampler=Uniform())
+        Server(algorithm=FedAvgSWait(), sampler=Uniform())
     with pytest.raises(ConfigError, match="min_updates"):
-        Server(algorithm=FedAvgS(variant="wait"), sampler=WaitGroup(), min_updates=1)
-    Server(algorithm=FedAvgS(variant="wait"), sampler=WaitGroup())
+        Server(algorithm=FedAvgSWait(), sampler=WaitGroup(), min_updates=1)
+    Server(algorithm=FedAvgSWait(), sampler=WaitGroup())
 
 
 # ---------------------------------------------------------------- §1.5 FedVARP

@@ -15,6 +15,8 @@ from simfl.core.registry import REGISTRIES
 from simfl.experiment import LOCAL_RULES, run_scenario
 
 NAMES = REGISTRIES["aggregators"].names()
+#: the other settings a kind's validation requires with it
+COMPANIONS = {"fedavg_s_wait": [("server.sampler.kind", "wait_group")]}
 
 
 def tiny(kind, executor):
@@ -25,7 +27,7 @@ def tiny(kind, executor):
         population=simfl.Population(availability=simfl.Bernoulli(p=0.7)),
         server=simfl.Server(sampler=simfl.AllAvailable(), clients_per_round=4),
         run=simfl.Run(rounds=3, eval_every_rounds=3, executor=executor))
-    return apply_overrides(base, [("server.algorithm.kind", kind)])
+    return apply_overrides(base, [("server.algorithm.kind", kind), *COMPANIONS.get(kind, [])])
 
 
 def test_every_aggregator_has_its_local_rule():

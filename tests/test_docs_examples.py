@@ -101,7 +101,7 @@ def logged_event_kinds() -> set[str]:
     kinds |= set(re.findall(r"\bEvent\([^,()]+(?:\([^()]*\))?,\s*\"(\w+)\"", sim))
     kinds |= set(re.findall(r"_missing\(sim, client, round, \"(\w+)\"", sim))
     suffixes = set(re.findall(r"f\"\{stream\}_(\w+)\"", sim))
-    experiment = (ROOT / "simfl" / "experiment.py").read_text()
+    experiment = (ROOT / "simfl" / "experiment" / "probe.py").read_text()
     streams = {re.findall(r"\"(\w+)\"", call)[-1] for call in calls(experiment, "self._exchange(")}
     assert suffixes and streams, "query exchange event kinds not found in the source"
     kinds |= {f"{s}_{x}" for s in streams for x in suffixes}

@@ -102,7 +102,7 @@ class _DropsOne:
 
 def test_invariant_check_catches_an_aggregator_that_drops_an_update(tiny_scenario, tmp_path,
                                                                     monkeypatch):
-    import simfl.experiment as experiment
+    import simfl.experiment.build as experiment
 
     build = experiment.build_aggregator
     monkeypatch.setattr(experiment, "build_aggregator",

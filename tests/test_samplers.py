@@ -270,7 +270,7 @@ def test_wait_group_draws_groups_uniformly_from_all_clients():
 
 def test_fedavg_s_wait_run_freezes_the_model_between_groups(tiny_scenario, tmp_path):
     scenario = apply_overrides(tiny_scenario, [parse_override(o) for o in (
-        "server.algorithm.kind=fedavg_s", "server.algorithm.variant=wait",
+        "server.algorithm.kind=fedavg_s_wait",
         "server.sampler.kind=wait_group", "server.deadline_s=100", "run.rounds=12")])
     result = run(scenario, tmp_path / "wait")
     summary = result.summary

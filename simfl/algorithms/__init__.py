@@ -27,6 +27,7 @@ AGGREGATORS: dict[type, str | type] = {
     cfg.FedAvg: "fedavg:FedAvg",
     server.FedAvgIS: "fedavg_is:FedAvgIS",
     server.FedAvgS: "fedavg:FedAvg",
+    server.FedAvgSWait: "fedavg_s:FedAvgWait",
     server.Mifa: "mifa:Mifa",
     server.FedAR: "fedar:FedAR",
     server.FedVARP: "fedvarp:FedVARP",
@@ -54,14 +55,14 @@ def build_aggregator(config: cfg.Aggregator, local_lr: float,
                      clients_per_round: int | None = None,
                      lr_schedule: server.LrSchedule = server.ConstantLr()):
     """The aggregator for ``config``; ``local_lr`` (task.lr) converts deltas to normalised
-    updates; ``clients_per_round`` is the group size S of ``fedavg_s`` variant ``"wait"``;
+    updates; ``clients_per_round`` is the group size S of ``fedavg_s_wait``;
     ``lr_schedule`` (``server.lr_schedule``) scales eta_l round by round in the server step
     of the aggregators that use it (the others see the scale only through the deltas)."""
-    if isinstance(config, server.FedAvgS) and config.variant == "wait":
-        if clients_per_round is None:
-            raise ValueError("fedavg_s variant 'wait' needs the group size clients_per_round")
-        return _implementation("fedavg_s:FedAvgWait")(config, local_lr, clients_per_round)
     aggregator = _implementation(_implemented(AGGREGATORS, config, "server.algorithm.kind"))
+    if isinstance(config, server.FedAvgSWait):
+        if clients_per_round is None:
+            raise ValueError("fedavg_s_wait needs the group size clients_per_round")
+        return aggregator(config, local_lr, clients_per_round)
     if isinstance(config, SCHEDULED):
         return aggregator(config, local_lr, lr_schedule)
     return aggregator(config, local_lr)

@@ -1,4 +1,4 @@
-"""FedAvg that waits for a drawn group of S clients (the ``fedavg_wait`` reading).
+"""FedAvg that waits for a drawn group of S clients (``fedavg_s_wait``).
 
 The FedAvg baseline of Gu et al., "Fast Federated Learning in the Presence of Arbitrary
 Device Unavailability", NeurIPS 2021 (official code MIFA_code ``fedavg.py``;
@@ -29,7 +29,7 @@ import torch
 
 from simfl.algorithms.report import report
 from simfl.algorithms.update_table import cast, ordered
-from simfl.core.config.server import FedAvgS as FedAvgSConfig
+from simfl.core.config.server import FedAvgSWait as FedAvgSWaitConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
 
 
@@ -37,7 +37,7 @@ class FedAvgWait:
     """The state: ``sum`` = sum_i q_i delta_i and ``weight`` = sum_i q_i over the ``count``
     buffered updates, ``size`` = S (q_i = 1, or n_i with data weighting)."""
 
-    def __init__(self, cfg: FedAvgSConfig, local_lr: float, group_size: int) -> None:
+    def __init__(self, cfg: FedAvgSWaitConfig, local_lr: float, group_size: int) -> None:
         self.cfg, self.group_size = cfg, group_size
 
     def init(self, params, n_samples: np.ndarray) -> dict:

@@ -121,12 +121,6 @@ def objective_terms(distances: np.ndarray, counts: np.ndarray, pool: np.ndarray,
     return distances[np.ix_(pool, pool)], linear, pair
 
 
-def set_value(pairs: np.ndarray, linear: np.ndarray, factor: float, chosen: np.ndarray) -> float:
-    """The objective of the chosen positions (indices into the pool)."""
-    sub = pairs[np.ix_(chosen, chosen)]
-    return float(factor * sub.sum() / 2.0 + linear[chosen].sum())
-
-
 def solve(distances: np.ndarray, counts: np.ndarray, available: np.ndarray, k: int,
           alpha: float, exact_limit: int, max_swaps: int) -> np.ndarray:
     """The sorted ids FedGS invites among ``available``."""

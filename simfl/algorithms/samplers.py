@@ -123,8 +123,8 @@ class WaitGroupSampler:
     waits; here every round consumes one round of ``run.rounds``, and a round in which no
     owed member is available lasts ``server.deadline_s`` (as every round with nobody
     working does). Members train when they are online rather than all
-    together at the end; with the model frozen meanwhile (``fedavg_s`` variant
-    ``"wait"``) they all start from the same w_t, as in the code. Assumes every client
+    together at the end; with the model frozen meanwhile (the ``fedavg_s_wait``
+    aggregator) they all start from the same w_t, as in the code. Assumes every client
     comes online eventually, else the group never completes (as in the code). The group
     size is ``server.clients_per_round``, given when the sampler is built; ``select``'s
     ``k`` is not used.

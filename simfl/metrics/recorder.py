@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import collections
-import json
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -183,7 +182,3 @@ class _EnergyTotal:
 
 def _records(outcome: RoundOutcome) -> int:
     return 1 + len(outcome.received) + len(outcome.missing) + len(outcome.late_received)
-
-
-def load_summary(run_dir: Path) -> dict[str, Any]:
-    return json.loads((run_dir / "summary.json").read_text())

@@ -38,7 +38,7 @@ class PeriodicTwoClients:
 
 
 def run(tmp_path, monkeypatch, algorithm, rounds, gamma=0.1):
-    monkeypatch.setattr(experiment, "build_availability", lambda *a, **k: PeriodicTwoClients())
+    monkeypatch.setattr(experiment.build, "build_availability", lambda *a, **k: PeriodicTwoClients())
     scenario = simfl.Scenario(
         name="example1", seed=3,
         task=simfl.Task(dataset=simfl.Quadratic(targets=(0.0, 1.0), samples_per_client=5),

@@ -15,8 +15,8 @@ from simfl.core.config.sessions import (Average, Continuous, Previous, SessionIn
                                         Similarity)
 from simfl.core.config.scenario import Scenario, apply_overrides, load_scenario, parse_override
 from simfl.core.config.server import (Aggregator, ConstantLr, CVaR, ExponentialLr, FedAR,
-                                      FedAvg, FedAvgIS, FedAvgS, FedLaAvg, FedProx, FedVARP,
-                                      InverseRoundLr, LrSchedule, Mifa, Scaffold, Server)
+                                      FedAvg, FedAvgIS, FedAvgS, FedAvgSWait, FedLaAvg, FedProx,
+                                      FedVARP, InverseRoundLr, LrSchedule, Mifa, Scaffold, Server)
 from simfl.core.config.sampler import (AllAvailable, FedGS, LongestAbsent, Md, PowerOfChoice,
                                        Sampler, Uniform, WaitGroup)
 from simfl.core.config.dataset import (Blobs, Cifar10, Cifar100, Dataset, Digits, Idx, Leaf,
@@ -30,7 +30,7 @@ __all__ = [
     "LessDataFirst", "LogNormal", "Markov", "MifaAdversarial", "MoreDataFirst", "SinLogNormal",
     "Trace", "YCycle", "YMaxFirst", "Blobs", "Channel",
     "Choice", "Compute", "Dataset", "Digits", "Dirichlet", "Distance", "ErasureChannel", "FedAR",
-    "FedAvg", "FedAvgIS", "FedAvgS", "FedLaAvg", "FedVARP", "FixedRate", "GilbertElliottChannel",
+    "FedAvg", "FedAvgIS", "FedAvgS", "FedAvgSWait", "FedLaAvg", "FedVARP", "FixedRate", "GilbertElliottChannel",
     "IdealChannel", "IdealMac", "Iid", "Logreg", "Mac", "Mifa", "Mlp", "Model", "Native",
     "Network", "Node", "Partition", "Population", "Rate", "RayleighChannel", "Run", "Sampler",
     "Scaffold", "Scenario", "Server", "ShannonRate", "Shards", "Synthetic", "Task", "Uniform",

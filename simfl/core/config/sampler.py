@@ -123,7 +123,7 @@ class WaitGroup(Sampler):
 
     The ``fedavg_wait`` reading of docs/algorithms.md §1.4 (MIFA's FedAvg baseline): each
     round invites the members still owed that are available; once all k have reported,
-    the next group is drawn. Pair it with ``fedavg_s`` and ``variant = "wait"``, which
+    the next group is drawn. Pair it with the ``fedavg_s_wait`` aggregator, which
     keeps the model frozen until the whole group is in. A round in which no owed member
     is available lasts until its deadline (the server waits for the group). The code
     has no deadline: a member whose local work and transfers take longer than

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.resources
 import importlib.util
 import json
 import re
@@ -175,9 +176,23 @@ def _keys_at(cls: type[Node], prefix: list[str]) -> str:
     return "a known key: " + ", ".join(names)
 
 
+def bundled_scenarios_dir() -> Path:
+    """The folder of simfl's own scenario scripts.
+
+    Installed, they are the package ``simfl.scenarios`` (the repository's top-level
+    ``scenarios/`` folder, mapped by setup.cfg), found with :mod:`importlib.resources`.
+    A source checkout put on the path without installing it has no such package; its
+    scenarios are then the ``scenarios/`` folder beside the ``simfl`` package.
+    """
+    try:
+        return Path(str(importlib.resources.files("simfl.scenarios")))
+    except ModuleNotFoundError:
+        return Path(str(importlib.resources.files("simfl"))).parent / "scenarios"
+
+
 def scenario_search_dirs() -> list[Path]:
     """Where a scenario given by name is looked for: ./scenarios, then simfl's own."""
-    return [Path.cwd() / "scenarios", Path(__file__).resolve().parents[3] / "scenarios"]
+    return [Path.cwd() / "scenarios", bundled_scenarios_dir()]
 
 
 def resolve_scenario_path(name_or_path: str) -> Path:

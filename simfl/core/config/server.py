@@ -66,22 +66,32 @@ class FedAvgIS(Aggregator):
 
 @dataclass(frozen=True)
 class FedAvgS(FedAvg):
-    """FedAvg over S clients: the available ones, or a group drawn from all and waited for.
+    """FedAvg over at most S available clients, averaged uniformly by default.
 
-    Both readings of docs/algorithms.md §1.4, ``server.clients_per_round = S``:
-
-    * ``variant = "avail"`` (FedAR's "at most S" baseline): the sampler invites
-      min(S, |A_t|) available clients and the server averages what arrives, uniformly by
-      default (as MIFA's ``sgd.py``): FedAvg with that default.
-    * ``variant = "wait"`` (MIFA's ``fedavg.py``): with the ``wait_group`` sampler, S
-      clients drawn from all N report over as many rounds as it takes; the model stays
-      frozen meanwhile and w_{t+1} = (1/S) sum_i y_i once the last one is in.
+    FedAR's "at most S" baseline (docs/algorithms.md §1.4, ``server.clients_per_round =
+    S``): the sampler invites min(S, |A_t|) available clients and the server averages
+    what arrives, uniformly by default (as MIFA's ``sgd.py``): FedAvg with that default.
+    The group-waiting reading is its own kind, :class:`FedAvgSWait`.
     """
 
     kind = "fedavg_s"
     paper = f"{FEDAR}; Gu et al., MIFA, NeurIPS 2021: FedAvg baselines"
     weighting: Literal["data", "uniform"] = "uniform"
-    variant: Literal["avail", "wait"] = "avail"
+
+
+@dataclass(frozen=True)
+class FedAvgSWait(FedAvg):
+    """FedAvg waiting for a group of S clients drawn from all N (MIFA's ``fedavg.py``).
+
+    docs/algorithms.md §1.4, S = ``server.clients_per_round``: with the ``wait_group``
+    sampler (required), the S members report over as many rounds as it takes; the model
+    stays frozen meanwhile and w_{t+1} = (1/S) sum_i y_i once the last one is in
+    (``weighting = "data"``: weights n_i / sum n_j instead).
+    """
+
+    kind = "fedavg_s_wait"
+    paper = f"{MIFA}: FedAvg-with-waiting baseline (official code fedavg.py)"
+    weighting: Literal["data", "uniform"] = "uniform"
 
 
 @dataclass(frozen=True)
@@ -223,7 +233,7 @@ class LrSchedule(Choice, point="lr_schedules"):
     """How the local step size changes over rounds: round t trains with ``task.lr * scale(t)``.
 
     t counts the simulator's rounds from 0, every round (also one in which nothing is
-    trained or the model is held, e.g. MIFA's wait-for-all rounds or ``fedavg_s``'s
+    trained or the model is held, e.g. MIFA's wait-for-all rounds or ``fedavg_s_wait``'s
     waiting rounds: the papers' codes count training rounds only there). The scale
     multiplies the model's step size of every local rule (CVaR's ``lr_t`` is not
     scaled) and, for the aggregators whose server step is eta_g * eta_l (docs/algorithms.md
@@ -302,8 +312,8 @@ class Server(Node):
         require(self.overcommit * self.clients_per_round <= MAX_CLIENTS, "overcommit",
                 self.overcommit, f"at most {MAX_CLIENTS:g} / clients_per_round = "
                 f"{MAX_CLIENTS / self.clients_per_round:g} (invitations per round)")
-        if isinstance(self.algorithm, FedAvgS) and self.algorithm.variant == "wait":
+        if isinstance(self.algorithm, FedAvgSWait):
             require(isinstance(self.sampler, WaitGroup), "sampler.kind", self.sampler.kind,
-                    "wait_group: fedavg_s with variant 'wait' averages the group it keeps")
+                    "wait_group: fedavg_s_wait averages the group that sampler keeps")
             require(self.min_updates == 0, "min_updates", self.min_updates,
-                    "0 with fedavg_s variant 'wait' (an abandoned round would lose group members)")
+                    "0 with fedavg_s_wait (an abandoned round would lose group members)")

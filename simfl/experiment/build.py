@@ -1,0 +1,172 @@
+"""Building a run's components from a Scenario: one frozen context, one builder each.
+
+:func:`build_context` derives what every component is built from (the random-stream
+tree, the data or only the clients' sizes, the population size, the model's size in
+bytes, the learning-rate schedule, whether late uploads are kept); each builder then
+takes that :class:`BuildContext` first and the already-built collaborators it needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from simfl.algorithms import build_aggregator, build_sampler
+from simfl.core.config import IdealChannel, LrSchedule, Scenario
+from simfl.core.errors import ConfigError
+from simfl.core.registry import registry
+from simfl.core.rng import RngTree
+from simfl.experiment.probe import RunProbe
+from simfl.experiment.training import NullTrainer, Trainer
+from simfl.sim.availability import build_availability
+from simfl.sim.battery import Batteries
+from simfl.sim.channel import build_link
+from simfl.sim.sessions import SessionOnline
+from simfl.sim.simulation import Simulation
+
+#: client-side training rules (the built-ins and any registered plug-in)
+LOCAL_RULES = registry("local_rules")
+
+
+@dataclass(frozen=True, eq=False)
+class BuildContext:
+    """What every component of a run is built from.
+
+    ``data`` is the federated data set, or None in a timing-only run that needs no
+    samples (then ``n_samples`` comes from the partition's size model alone).
+    """
+
+    scenario: Scenario
+    rngs: RngTree
+    data: Any
+    n_samples: np.ndarray
+    model_bytes: int
+
+    @property
+    def n_clients(self) -> int:
+        return self.scenario.task.n_clients
+
+    @property
+    def clients_per_round(self) -> int:
+        return self.scenario.server.clients_per_round
+
+    @property
+    def lr_schedule(self) -> LrSchedule:
+        return self.scenario.server.lr_schedule
+
+    @property
+    def keep_late(self) -> bool:
+        """Whether uploads that land after their round closed are kept and delivered."""
+        return self.scenario.server.algorithm.wants_late
+
+    @property
+    def trains(self) -> bool:
+        return not self.scenario.run.timing_only
+
+
+def check_local_rule(scenario: Scenario) -> None:
+    """A training run needs the local rule its aggregator relies on."""
+    algorithm = scenario.server.algorithm
+    if not scenario.run.timing_only and algorithm.local_rule not in LOCAL_RULES:
+        raise ConfigError("server.algorithm.kind", algorithm.kind,
+                          "an aggregator whose local rule exists "
+                          f"({', '.join(LOCAL_RULES.names())}): the "
+                          f"{algorithm.local_rule!r} local rule is not implemented yet "
+                          "(timing-only runs work)")
+
+
+def build_context(scenario: Scenario) -> BuildContext:
+    """The run's random streams, data (when anything needs samples) and client sizes."""
+    from simfl.train.data import build_data, client_sizes
+
+    rngs = RngTree(scenario.seed)
+    task, run = scenario.task, scenario.run
+    # timing-only runs need only each client's size (the partition's size model)
+    sessions = scenario.population.sessions  # label groups need the samples, even timing-only
+    split = sessions if sessions is not None and sessions.split_labels else None
+    availability = scenario.population.availability  # label-based models need the labels
+    data = (None if run.timing_only and split is None and not availability.needs_labels
+            else build_data(task, rngs, split))
+    n_samples = client_sizes(task, rngs) if data is None else data.n_samples
+    model_bytes = scenario.network.model_bytes or _model_bytes(task)
+    return BuildContext(scenario, rngs, data, n_samples, model_bytes)
+
+
+def build_online(ctx: BuildContext):
+    """Who is online when: the availability model, wrapped by the sessions table if any."""
+    availability = ctx.scenario.population.availability
+    label_counts = None
+    if availability.needs_labels:
+        from simfl.train.probe import label_histograms
+
+        label_counts = label_histograms(ctx.data)
+    online = build_availability(availability, ctx.n_clients, ctx.rngs, ctx.n_samples,
+                                label_counts)
+    sessions = ctx.scenario.population.sessions
+    return online if sessions is None else SessionOnline(online, sessions, ctx.n_clients)
+
+
+def build_simulation(ctx: BuildContext, online) -> Simulation:
+    """The timing half of the run: devices, links, MAC, batteries, the round protocol."""
+    scenario, rngs = ctx.scenario, ctx.rngs
+    task, net_cfg, server = scenario.task, scenario.network, scenario.server
+    compute = scenario.population.compute
+    speeds = compute.median_samples_per_s * np.exp(
+        compute.sigma * rngs.stream("population/compute").standard_normal(task.n_clients))
+    return Simulation(
+        rngs=rngs, n_samples=ctx.n_samples,
+        work_samples=np.asarray(task.work_samples(ctx.n_samples), dtype=float),
+        samples_per_s=speeds,
+        online=online,
+        links={"downlink": build_link(net_cfg.downlink, rngs), "uplink": build_link(net_cfg.uplink, rngs)},
+        model_bytes=ctx.model_bytes, arq_max_attempts=net_cfg.arq_max_attempts,
+        clients_per_round=server.clients_per_round, overcommit=server.overcommit,
+        deadline_s=server.deadline_s, keep_events=scenario.run.events,
+        battery=Batteries(task.n_clients, scenario.population.battery,
+                          scenario.population.energy, rngs, _nominal_rate_bps(net_cfg.uplink)), mac=net_cfg.mac,
+        keep_late=ctx.keep_late)
+
+
+def build_trainer(ctx: BuildContext, online) -> Trainer:
+    """The model side of the run; the null trainer when the run is timing-only."""
+    if not ctx.trains:
+        return NullTrainer()
+    from simfl.experiment.compute import _Trainer
+    from simfl.experiment.sessions import NoSessions, SessionRun
+    from simfl.experiment.training import ModelTrainer
+
+    scenario = ctx.scenario
+    compute = _Trainer(scenario, ctx.data, ctx.rngs)
+    server = scenario.server
+    aggregator = build_aggregator(server.algorithm, scenario.task.lr, ctx.clients_per_round,
+                                  ctx.lr_schedule)
+    cfg = scenario.population.sessions
+    sessions = (NoSessions(compute) if cfg is None else
+                SessionRun(cfg, online, compute, ctx.data, scenario.task, ctx.rngs,
+                           ctx.n_samples))
+    return ModelTrainer(scenario, compute, aggregator, sessions, ctx.data, ctx.rngs,
+                        ctx.n_samples)
+
+
+def build_probe(ctx: BuildContext, sim: Simulation, trainer: Trainer) -> RunProbe:
+    """The exchanges samplers may ask for, timed by ``sim``, answered by ``trainer``."""
+    return RunProbe(sim, ctx.data, trainer)
+
+
+def build_client_sampler(ctx: BuildContext, probe: RunProbe):
+    """The server's client sampler (``server.sampler``)."""
+    return build_sampler(ctx.scenario.server.sampler, probe, ctx.rngs, ctx.clients_per_round)
+
+
+def _nominal_rate_bps(channel) -> float:
+    """The bit rate of ``channel``'s rate model at its configured SNR, without fading."""
+    return 8.0 / build_link(IdealChannel(rate=channel.rate)).transmit(0.0, 1, None).airtime_s
+
+
+def _model_bytes(task) -> int:
+    """The float32 size of the model the task builds (from its parameter shapes; no torch)."""
+    from simfl.train.models import model_bytes
+
+    return model_bytes(task.model, task.dataset.input_shape(), task.dataset.shape()[1])

@@ -1,0 +1,67 @@
+"""The round loop: decide a round's outcome in simulated time, then hand it to the trainer."""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import numpy as np
+
+from simfl.core.config import Scenario
+from simfl.core.rng import RngTree
+from simfl.experiment.gc_tuning import FREEZE_EVERY_S, gc_for_many_objects
+from simfl.experiment.training import Trainer
+from simfl.metrics.recorder import RunRecorder
+from simfl.sim.simulation import Simulation
+
+#: called after every round with (round index, simulated time, latest accuracy or None)
+ProgressFn = Callable[[int, float, "float | None"], None]
+
+
+class RoundLoop:
+    """Runs rounds until ``run.rounds`` or ``run.horizon_s``; counts what arrived."""
+
+    def __init__(self, scenario: Scenario, sim: Simulation, sampler, trainer: Trainer,
+                 recorder: RunRecorder, rngs: RngTree, n_samples: np.ndarray) -> None:
+        self.run_cfg, self.sim, self.sampler, self.trainer = scenario.run, sim, sampler, trainer
+        self.recorder, self.rngs = recorder, rngs
+        self.sampler_state = sampler.init(n_samples)
+        self.n_rounds = self.n_arrived = 0  # rounds, updates in
+
+    def run(self, progress: ProgressFn | None) -> None:
+        run = self.run_cfg
+        self.trainer.evaluate(self.recorder, 0.0, 0)  # the initial model, at t = 0
+        r = 0
+        frozen_s = time.perf_counter()
+        with gc_for_many_objects() as freeze_survivors:
+            while (run.rounds is None or r < run.rounds) and (
+                    run.horizon_s is None or self.sim.now_s < run.horizon_s):
+                self._round(r)
+                r += 1
+                if progress:
+                    progress(r, self.sim.now_s, self.trainer.accuracy)
+                if time.perf_counter() - frozen_s > FREEZE_EVERY_S:
+                    freeze_survivors()
+                    frozen_s = time.perf_counter()
+        self.trainer.evaluate_last(self.recorder, self.sim.now_s, r)
+
+    def _round(self, r: int) -> None:
+        rng = self.rngs.stream(f"sampler/round/{r}")
+        self.trainer.begin_round(r, self.sim.now_s)  # a new session's warm start
+        # over-selection: ceil(overcommit * k) invitations, the round closes at the k-th
+        # arrival (Simulation.n_invites; the invitees still at work then are ``late``)
+        outcome = self.sim.run_round(
+            r, lambda view: self.sampler.select(self.sampler_state, view,
+                                                self.sim.n_invites, rng))
+        self.sampler_state = self.sampler.observe(self.sampler_state, outcome)
+        self.trainer.evaluate_due(self.recorder, outcome.t_close_s, r, before_close=True)
+        n_trained, n_aggregated = self.trainer.train(r, outcome, self.sim.late_running)
+        self.n_rounds += 1
+        self.n_arrived += len(outcome.received) + len(outcome.late_received)
+        self.recorder.round(outcome, n_trained, n_aggregated,
+                            len(outcome.late_received) if n_trained else 0)
+        self.trainer.evaluate_due(self.recorder, outcome.t_close_s, r + 1, before_close=False)
+
+    def warnings(self) -> list[str]:
+        """What a user must know to read the run's result (``summary.json`` ``warnings``)."""
+        return self.trainer.warnings(self.n_arrived, self.n_rounds)

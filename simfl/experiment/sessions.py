@@ -1,0 +1,102 @@
+"""``population.sessions`` on the model side of a run (docs/algorithms.md §3)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from simfl.core.config import Continuous, Sessions, Similarity, Task
+from simfl.core.rng import RngTree
+from simfl.experiment.compute import _Trainer
+from simfl.sim.sessions import SessionOnline
+
+
+class NoSessions:
+    """A run without ``population.sessions``: one session, never restarted; the whole
+    test split is scored."""
+
+    extra: tuple = ()
+
+    def __init__(self, trainer: _Trainer) -> None:
+        self._score = trainer.evaluate
+
+    def enter(self, round: int, t_s: float) -> bool:
+        return False
+
+    def teacher(self):
+        return None
+
+    def score(self, params) -> tuple[float, float]:
+        return self._score(params)
+
+
+class SessionRun:
+    """The session in force, its warm start, the distillation teacher, and the label set
+    evaluations are scored on.
+
+    Its executors come from the run's trainer: the gradient rounds of the similarity
+    initialiser (half the local lr, §3 step 2) use the executor kind the trainer chose
+    (``run.executor``); distillation towards the last session's model adds a loss
+    penalty, which only the inline executor takes.
+    """
+
+    def __init__(self, cfg: Sessions, online: SessionOnline, trainer: _Trainer, data,
+                 task: Task, rngs: RngTree, n_samples: np.ndarray) -> None:
+        from simfl.algorithms.sessions import SessionInitialiser
+        from simfl.train.local import sample_loss
+        from simfl.train.sessions import SessionEvaluator
+
+        self.cfg, self.online, self.trainer, self.n_samples = cfg, online, trainer, n_samples
+        self.session = 0
+        self._entered = False
+        self.labels = cfg.label_sets(data.n_classes) if cfg.split_labels else None
+        self.initialiser = SessionInitialiser(cfg)
+        self.state = self.initialiser.init(trainer.params)
+        if isinstance(cfg.init, Continuous):
+            self._distill = trainer.inline_executor_for(task, data, rngs)
+        if isinstance(cfg.init, Similarity):  # gradient rounds use half the local lr (§3 step 2)
+            self._half_lr = trainer.executor_for(replace(task, lr=task.lr / 2), data, rngs)
+        self._evaluate = SessionEvaluator(trainer.net, data.x_test, data.y_test, trainer.device,
+                                          sample_loss(task.dataset))
+
+    @property
+    def extra(self) -> tuple[int]:
+        """The ``session`` column of ``evals.csv``."""
+        return (self.session,)
+
+    def enter(self, round: int, t_s: float) -> bool:
+        """Note the session of a round opening at ``t_s``; True when a new one starts."""
+        session = self.cfg.session_at(round, t_s)
+        if self._entered and session == self.session:
+            return False
+        self.session, self._entered = session, True
+        return True
+
+    def start(self, params):
+        """The model the session just entered starts from (``params``: the last model)."""
+        params, self.state = self.initialiser.start(self.state, self.session, params,
+                                                    self._gradient_rounds)
+        return params
+
+    def _gradient_rounds(self, start, session: int):
+        from simfl.train.sessions import gradient_rounds
+
+        v = self.cfg.init.gradient_rounds
+        clients = np.flatnonzero(self.online.members(session))
+        return gradient_rounds(self._half_lr, start, clients, self.n_samples, v,
+                               first_id=-1 - session * v)
+
+    def teacher(self):
+        return self.state.teacher
+
+    def distill(self, jobs, versions, teacher):
+        from simfl.train.distill import distillation
+
+        penalty = distillation(self.trainer.net, teacher, self.cfg.init.kl_coefficient)
+        return self._distill.submit(jobs, versions, penalty)
+
+    def score(self, params) -> tuple[float, float]:
+        if self.labels is None:
+            return self.trainer.evaluate(params)
+        return self._evaluate(params, self.labels[self.cfg.group_of(self.session)])

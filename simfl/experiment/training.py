@@ -1,0 +1,233 @@
+"""The model side of a run: train the received updates, aggregate, evaluate on schedule.
+
+:class:`ModelTrainer` does it with a real model; :class:`NullTrainer` is the same
+interface for timing-only runs (nothing trained or scored, torch never imported), so
+the round loop has no branch on whether a run trains.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Protocol
+
+import numpy as np
+
+from simfl.algorithms.report import N_AGGREGATED, STEPPED, WAITING_FOR
+from simfl.core.config import Scenario
+from simfl.core.errors import SimflError
+from simfl.core.records import RoundOutcome, TrainJob, with_lr_scale
+from simfl.core.rng import RngTree
+from simfl.metrics.recorder import RunRecorder
+
+
+class Trainer(Protocol):
+    """What the round loop asks of the model side of a run."""
+
+    params: Any
+    accuracy: float | None
+
+    def begin_round(self, round: int, t_s: float) -> None: ...
+
+    def train(self, round: int, outcome: RoundOutcome,
+              late_running: Mapping[int, int]) -> tuple[int, int]: ...
+
+    def evaluate_due(self, recorder: RunRecorder, t_close_s: float, completed: int,
+                     before_close: bool) -> None: ...
+
+    def evaluate_last(self, recorder: RunRecorder, t_s: float, completed: int) -> None: ...
+
+    def evaluate(self, recorder: RunRecorder, t_s: float, completed: int) -> None: ...
+
+    def client_losses(self, clients: np.ndarray) -> np.ndarray: ...
+
+    def client_features(self, kind: str, clients: np.ndarray, noise_batch: int) -> np.ndarray: ...
+
+    def warnings(self, n_arrived: int, n_rounds: int) -> list[str]: ...
+
+
+class NullTrainer:
+    """Timing-only runs: no model, nothing trained, aggregated or evaluated.
+
+    The probe's answers are 0 (losses, learned features), so samplers fall back to their
+    tie rules.
+    """
+
+    params = None
+    accuracy = None
+
+    def begin_round(self, round: int, t_s: float) -> None:
+        pass
+
+    def train(self, round: int, outcome: RoundOutcome,
+              late_running: Mapping[int, int]) -> tuple[int, int]:
+        return 0, 0
+
+    def evaluate_due(self, recorder: RunRecorder, t_close_s: float, completed: int,
+                     before_close: bool) -> None:
+        pass
+
+    def evaluate_last(self, recorder: RunRecorder, t_s: float, completed: int) -> None:
+        pass
+
+    def evaluate(self, recorder: RunRecorder, t_s: float, completed: int) -> None:
+        pass
+
+    def client_losses(self, clients: np.ndarray) -> np.ndarray:
+        return np.zeros(len(clients))
+
+    def client_features(self, kind: str, clients: np.ndarray, noise_batch: int) -> np.ndarray:
+        return np.zeros((len(clients), 1))
+
+    def warnings(self, n_arrived: int, n_rounds: int) -> list[str]:
+        return []
+
+
+class ModelTrainer:
+    """The global model, its aggregator and the evaluation schedule of a training run.
+
+    ``compute`` is the run's :class:`~simfl.experiment.compute._Trainer` (model, executor,
+    evaluation), ``sessions`` a :class:`~simfl.experiment.sessions.SessionRun` or
+    :class:`~simfl.experiment.sessions.NoSessions`.
+    """
+
+    def __init__(self, scenario: Scenario, compute, aggregator, sessions, data, rngs: RngTree,
+                 n_samples: np.ndarray) -> None:
+        self.server, self.run, self.dataset = scenario.server, scenario.run, scenario.task.dataset
+        self.compute, self.aggregator, self.sessions = compute, aggregator, sessions
+        self.executor = compute.executor  # trains the round's jobs
+        self.data, self.rngs, self.n_samples = data, rngs, n_samples
+        self.params = compute.params
+        self.agg_state = aggregator.init(self.params, n_samples)
+        self.versions: dict[int, Any] = {}  # models that late devices still work from
+        self.accuracy: float | None = None
+        self._scored: tuple[Any, tuple, tuple[float, float]] | None = None
+        self._n_timed_evals = 1  # the evaluation at t = 0 is the first of the schedule
+        self.n_trained = 0
+        self.stepped = False  # whether any round moved the global model
+        self.waiting_for: float | None = None  # the aggregator's last WAITING_FOR, if any
+        self._stats = None
+
+    def begin_round(self, round: int, t_s: float) -> None:
+        """A new session's warm start, when the round opening at ``t_s`` enters one."""
+        if self.sessions.enter(round, t_s):
+            self.params = self.sessions.start(self.params)
+            self.agg_state = self.aggregator.init(self.params, self.n_samples)
+
+    def train(self, round: int, outcome: RoundOutcome,
+              late_running: Mapping[int, int]) -> tuple[int, int]:
+        """Train and aggregate the round's updates; (updates trained, updates aggregated).
+
+        ``late_running`` maps each device still at work after the round to the round
+        whose model it trains from; those models are kept.
+        """
+        n_trained = n_aggregated = 0
+        versions = {round: self.params, **self.versions}
+        arrivals = outcome.received + outcome.late_received
+        if len(arrivals) >= self.server.min_updates:
+            # a late upload trains as it would have on time: from its round's model,
+            # with its round's minibatches and step size
+            jobs = [TrainJob(a.client, a.base_round, a.base_round,
+                             self._payload(a.client, a.base_round)) for a in arrivals]
+            teacher = self.sessions.teacher()
+            if teacher is None:
+                updates = self.executor.submit(jobs, versions)
+            else:  # the continuous initialiser: distil towards the last session's model
+                updates = self.sessions.distill(jobs, versions, teacher)
+            # each side counts its own work: the updates the executor returned, the
+            # updates the aggregator says it used; the run's invariant check compares them
+            n_trained = len(updates)
+            self.params, self.agg_state, metrics = self.aggregator.aggregate(
+                self.agg_state, self.params, outcome, updates)
+            missing = [key for key in (N_AGGREGATED, STEPPED) if key not in metrics]
+            if missing:
+                raise SimflError(f"the {self.server.algorithm.kind} aggregator's metrics "
+                                 f"lack {' and '.join(missing)}: every aggregator reports how "
+                                 "many updates it used and whether the model moved")
+            n_aggregated = int(metrics[N_AGGREGATED])
+            self.stepped = self.stepped or bool(metrics[STEPPED])
+            self.waiting_for = metrics.get(WAITING_FOR)
+        needed = set(late_running.values())  # a model is kept while a late device needs it
+        self.versions = {b: v for b, v in versions.items() if b in needed}
+        self.n_trained += n_trained
+        return n_trained, n_aggregated
+
+    def _payload(self, client: int, r: int) -> Any:
+        """The aggregator's payload for ``client`` with round r's step-size scale
+        (``server.lr_schedule``; the local rule reads ``lr_scale``)."""
+        payload = self.aggregator.client_payload(self.agg_state, client)
+        scale = self.server.lr_schedule.scale(r)
+        return payload if scale == 1.0 else with_lr_scale(payload, scale)
+
+    def evaluate_due(self, recorder: RunRecorder, t_close_s: float, completed: int,
+                     before_close: bool) -> None:
+        """The evaluations due by ``t_close_s``; ``completed`` rounds are done at each.
+
+        With ``run.eval_every_s`` the times k * eval_every_s before the round's close
+        (``before_close``: the model is still the one the round started from, and the
+        rounds completed are those before it) or at its close (after aggregation). The
+        ``round`` column of ``evals.csv`` is always the number of rounds completed at
+        the evaluation's time: never negative, never decreasing.
+        """
+        run = self.run
+        if run.eval_every_s is not None:
+            while True:
+                t_s = self._n_timed_evals * run.eval_every_s
+                if t_s > t_close_s or (before_close and t_s == t_close_s):
+                    break
+                self.evaluate(recorder, t_s, completed)
+                self._n_timed_evals += 1
+        elif not before_close and completed % run.eval_every_rounds == 0:
+            self.evaluate(recorder, t_close_s, completed)
+
+    def evaluate_last(self, recorder: RunRecorder, t_s: float, completed: int) -> None:
+        """The end-of-run evaluation, unless one was recorded at ``t_s`` already."""
+        rows = recorder.eval_rows
+        if not rows or rows[-1][0] < t_s:
+            self.evaluate(recorder, t_s, completed)
+
+    def evaluate(self, recorder: RunRecorder, t_s: float, completed: int) -> None:
+        """Record the current model's test scores at simulated time ``t_s``."""
+        extra = self.sessions.extra
+        if self._scored is None or self._scored[0] is not self.params or self._scored[1] != extra:
+            self._scored = (self.params, extra, self.sessions.score(self.params))
+        accuracy, loss = self._scored[2]
+        self.accuracy = accuracy
+        recorder.evaluation(t_s, completed, accuracy, loss, *extra)
+
+    def _client_stats(self):
+        if self._stats is None:
+            from simfl.train.local import sample_loss
+            from simfl.train.probe import ClientStats
+
+            self._stats = ClientStats(self.compute.net, self.executor, sample_loss(self.dataset),
+                                      self.data.x_test, self.rngs)
+        return self._stats
+
+    def client_losses(self, clients: np.ndarray) -> np.ndarray:
+        """Each client's mean local loss of the current global model."""
+        return self._client_stats().losses(self.params, clients)
+
+    def client_features(self, kind: str, clients: np.ndarray, noise_batch: int) -> np.ndarray:
+        """Each client's learned feature row (``logit`` or ``update``) of the current model."""
+        return self._client_stats().features(kind, self.params, clients, noise_batch)
+
+    def warnings(self, n_arrived: int, n_rounds: int) -> list[str]:
+        """What a user must know to read the run's result (``summary.json`` ``warnings``).
+
+        One case so far: updates arrived but the global model never moved (no round
+        reached ``server.min_updates``, or the aggregator never stepped, e.g. MIFA with
+        ``init = "wait_for_all"`` while some client never reports); every evaluation is
+        then one of the initial model.
+        """
+        if self.stepped or n_arrived == 0:
+            return []
+        server = self.server
+        if self.n_trained == 0:
+            why = (f"no round had the server.min_updates = {server.min_updates} arrivals it "
+                   "takes to train")
+        else:
+            why = f"the {server.algorithm.kind} aggregator applied none of them"
+            if self.waiting_for:
+                why += (f" (it was still waiting for the updates of {int(self.waiting_for)} "
+                        "clients)")
+        return [f"the global model was never updated: {n_arrived} updates arrived in "
+                f"{n_rounds} rounds but {why}; every evaluation is of the initial model"]

@@ -23,6 +23,7 @@ from simfl.core.config.dataset import (Blobs, Cifar10, Cifar100, Dataset, Digits
                                        Mnist5k, Npz, Quadratic, Synthetic)
 from simfl.core.config.model import Logreg, Mlp, Model
 from simfl.core.config.task import Dirichlet, Iid, Native, Partition, Shards, Task
+from simfl.core.config import scripted  # noqa: F401  (registers the scripted kinds)
 
 __all__ = [
     "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule",

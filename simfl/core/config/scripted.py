@@ -75,8 +75,9 @@ class ScriptedMac(Mac):
 class ScriptedAvailability(Availability):
     """Scripted presence (for tests): the clients online in round r are ``online[r % len]``.
 
-    Each entry lists client ids; ``()`` means every client is always online. Nobody goes
-    offline during a round.
+    Each entry lists client ids (an empty entry: nobody is online that round); the
+    default, ``online = ()``, keeps every client online. Nobody goes offline during a
+    round.
     """
 
     kind = "scripted"

@@ -286,10 +286,11 @@ def initialiser_contract(rule) -> None:
         state = init.init(initial)
         params, out = initial, []
         for session in range(4):
+            params_before = {k: v.clone() for k, v in params.items()}
             given = {k: v.clone() for k, v in params.items()}
             params, state = init.start(state, session, given, gradient_rounds)
-            assert all(torch.equal(given[k], v) for k, v in
-                       {k: v + 0 for k, v in given.items()}.items())
+            assert all(torch.equal(given[k], v) for k, v in params_before.items()), \
+                "the initialiser changed the model it was given"
             assert list(params) == list(initial) and all(
                 params[k].shape == initial[k].shape and params[k].dtype == initial[k].dtype
                 for k in initial)

@@ -25,6 +25,8 @@ from simfl.core.config import (
     # network: channels, rates, MACs
     ErasureChannel, GilbertElliottChannel, IdealChannel, RayleighChannel, FixedRate,
     ShannonRate, IdealMac, RelayMac, SlottedAlohaMac, TdmaMac,
+    # scripted kinds (tests and worked examples)
+    ScriptedAvailability, ScriptedErasureChannel, ScriptedMac,
     # server: aggregators and samplers
     CVaR, FedAR, FedAvg, FedAvgIS, FedAvgS, FedLaAvg, FedProx, FedVARP, Mifa, Scaffold,
     ConstantLr, ExponentialLr, InverseRoundLr, LrSchedule,
@@ -68,6 +70,7 @@ __all__ = [
     "Average", "Continuous", "Previous", "Similarity",
     "ErasureChannel", "GilbertElliottChannel", "IdealChannel", "RayleighChannel", "FixedRate",
     "ShannonRate", "IdealMac", "RelayMac", "SlottedAlohaMac", "TdmaMac",
+    "ScriptedAvailability", "ScriptedErasureChannel", "ScriptedMac",
     "CVaR", "FedAR", "FedAvg", "FedAvgIS", "FedAvgS", "FedLaAvg", "FedProx", "FedVARP", "Mifa",
     "Scaffold", "AllAvailable", "FedGS", "LongestAbsent", "Md", "PowerOfChoice", "Uniform",
     "WaitGroup", "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule",

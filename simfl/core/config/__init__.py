@@ -23,7 +23,7 @@ from simfl.core.config.dataset import (Blobs, Cifar10, Cifar100, Dataset, Digits
                                        Mnist5k, Npz, Quadratic, Synthetic)
 from simfl.core.config.model import Logreg, Mlp, Model
 from simfl.core.config.task import Dirichlet, Iid, Native, Partition, Shards, Task
-from simfl.core.config import scripted  # noqa: F401  (registers the scripted kinds)
+from simfl.core.config.scripted import ScriptedAvailability, ScriptedErasureChannel, ScriptedMac
 
 __all__ = [
     "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule",
@@ -43,4 +43,5 @@ __all__ = [
     "CVaR", "FedProx", "Quadratic",
     "Mnist5k",
     "Cifar10", "Cifar100", "Idx", "Leaf", "Npz",
+    "ScriptedAvailability", "ScriptedErasureChannel", "ScriptedMac",
 ]

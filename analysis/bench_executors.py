@@ -1,11 +1,13 @@
 """Micro-benchmark: wall time of one round of client training, inline vs batched executor.
 
-Digits (IID split), MLP 64-100-10, plain SGD, 1 local epoch, batch 32; every client of
-the population trains each round from the same global model. Prints the median
-milliseconds per round for each executor and their ratio. It measures, it asserts
-nothing::
+Digits (IID split), MLP 64-100-10 (``--model mlp``, the default), or mnist5k with
+FedAvg's CNN or LeNet-5 (``--model cnn`` / ``lenet5``), plain SGD, 1 local epoch, batch
+32; every client of the population trains each round from the same global model. Prints
+the median milliseconds per round for each executor and their ratio. It measures, it
+asserts nothing::
 
-    python analysis/bench_executors.py [--repeats 30] [--device cpu|cuda] [--threads N]
+    python analysis/bench_executors.py [--model mlp|cnn|lenet5] [--repeats 30]
+                                       [--device cpu|cuda] [--threads N]
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import time
 
 import torch
 
-from simfl.core.config import Digits, Iid, Mlp, Task
+from simfl.core.config import Cnn, Digits, Iid, Lenet5, Mlp, Mnist5k, Task
 from simfl.core.records import TrainJob
 from simfl.core.rng import RngTree
 from simfl.train.batched import BatchedExecutor
@@ -48,6 +50,7 @@ def time_rounds(executor, params, n_clients: int, repeats: int, device: torch.de
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="mlp", choices=("mlp", "cnn", "lenet5"))
     parser.add_argument("--repeats", type=int, default=30)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--threads", type=int, default=None, help="torch intra-op threads")
@@ -58,11 +61,13 @@ def main() -> None:
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {device}")
     print(f"{'clients':>8} {'samples/client':>15} {'inline ms':>10} {'batched ms':>11} {'inline/batched':>15}")
     for n_clients in (10, 100):
-        task = Task(dataset=Digits(), partition=Iid(), model=Mlp(hidden=(100,)), n_clients=n_clients,
+        model = {"mlp": Mlp(hidden=(100,)), "cnn": Cnn(), "lenet5": Lenet5()}[args.model]
+        dataset = Digits() if args.model == "mlp" else Mnist5k()
+        task = Task(dataset=dataset, partition=Iid(), model=model, n_clients=n_clients,
                     batch_size=32, local_epochs=1, lr=0.05)
         rngs = RngTree(0)
         data = build_data(task, rngs)
-        net = build_model(task.model, data.n_features, data.n_classes)
+        net = build_model(task.model, data.input_shape, data.n_classes)
         params = {k: v.to(device) for k, v in net.init(torch.Generator().manual_seed(0)).items()}
         medians = {}
         for name, cls in (("inline", InlineExecutor), ("batched", BatchedExecutor)):

@@ -1,14 +1,19 @@
-"""Plots of the MAC what-if study, read from its run directories (nothing is re-run).
+"""Plots of the MAC what-if study, read from its run folders (nothing is re-run).
 
 The runs are made by ``python scenarios/mac_whatif.py --sweep DIR``; this script reads
-every run directory in DIR and tells them apart by their ``config.json``:
+every run folder below DIR (a folder holding config.json, at any depth: the script's
+own layout or a campaign's) and tells the runs apart by their ``config.json`` alone:
 
 1. timing-only slotted-ALOHA runs (the sweep over the access probability p and the
    number N of contending phones): each round's ``mac_slots`` event in ``events.csv``
    says how many slots had n contenders and how many successes they carried; pooled
-   over rounds, that is the simulated per-slot success rate with n contenders, printed
-   and plotted against n p (1-p)^(n-1) with binomial error bars (2 standard errors);
-2. training runs: accuracy against simulated time, one line per access scheme.
+   over rounds (and over seeds, when there are several), that is the simulated per-slot
+   success rate with n contenders, printed and plotted against n p (1-p)^(n-1) with
+   binomial error bars (2 standard errors);
+2. training runs: accuracy against simulated time, one line per access scheme, the
+   mean over the runs that differ only by seed with a 95% confidence band (the grouping
+   of ``simfl plot``); the time to the target is printed per scheme as the mean over
+   the seeds that reached it.
 
 Usage::
 
@@ -27,6 +32,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+import numpy as np  # noqa: E402
+
+from simfl.core.errors import SimflError  # noqa: E402
+from simfl.metrics.curves import band, build_lines, find_runs, read_run  # noqa: E402
 from simfl.metrics.rundir import read_csv  # noqa: E402
 
 
@@ -57,18 +66,46 @@ def scheme_label(mac: dict) -> str:
     return mac["kind"]
 
 
-def read_study(folder: Path) -> tuple[dict, dict]:
-    """(N, p) -> slot table of the sweep runs; scheme label -> run directory of the others."""
-    sweep, training = {}, {}
-    for run_dir in sorted(p for p in folder.iterdir() if (p / "summary.json").is_file()):
-        scenario = json.loads((run_dir / "config.json").read_text())["scenario"]
-        mac = scenario["network"]["mac"]
-        if scenario["run"]["timing_only"]:
+def read_study(folder: Path) -> tuple[dict, list]:
+    """(N, p) -> slot table of the timing-only ALOHA runs (pooled over seeds); the
+    finished training runs (:class:`simfl.metrics.curves.Run`)."""
+    sweep: dict = {}
+    training = []
+    for run_dir in find_runs([folder])[0]:
+        run = read_run(run_dir)
+        mac = run.scenario["network"]["mac"]
+        if run.scenario["run"]["timing_only"]:
             if mac["kind"] == "slotted_aloha" and (run_dir / "events.csv").is_file():
-                sweep[scenario["task"]["n_clients"], mac["access_prob"]] = slot_table(run_dir)
+                key = (run.scenario["task"]["n_clients"], mac["access_prob"])
+                table = sweep.setdefault(key, {})
+                for n, (slots, wins) in slot_table(run_dir).items():
+                    entry = table.setdefault(n, [0, 0])
+                    entry[0] += slots
+                    entry[1] += wins
         else:
-            training[scheme_label(mac)] = run_dir
+            training.append(run)
     return sweep, training
+
+
+def mean_and_half_width(values: list[float]) -> tuple[float, float]:
+    """Mean and the half-width of its 95% t-interval (NaN for fewer than two values)."""
+    mean, _, upper = band(np.asarray(values, dtype=float)[:, None], "ci")
+    return float(mean[0]), math.nan if upper is None else float(upper[0] - mean[0])
+
+
+def scheme_summary(runs) -> dict:
+    """Per-seed numbers of one scheme's runs, averaged."""
+    collided, tta, final = [], [], []
+    for run in runs:
+        rounds = read_csv(run.path / "rounds.csv")
+        summary = json.loads((run.path / "summary.json").read_text())
+        collided.append(sum(int(r["n_collided"]) for r in rounds) / len(rounds))
+        final.append(summary["final_accuracy"])
+        if summary["time_to_target_s"] is not None:
+            tta.append(summary["time_to_target_s"])
+    return {"seeds": len(runs), "collided": sum(collided) / len(collided),
+            "final": mean_and_half_width(final), "tta": mean_and_half_width(tta) if tta else None,
+            "reached": len(tta)}
 
 
 def errorbar(ax, p_or_n, table_entries, rate, colour, label, **style) -> None:
@@ -85,7 +122,10 @@ def main() -> None:
     parser.add_argument("--png", type=Path, default=None)
     args = parser.parse_args()
     png = args.png or args.folder / "mac_whatif.png"
-    sweep, training = read_study(args.folder)
+    try:
+        sweep, training = read_study(args.folder)
+    except SimflError as err:
+        raise SystemExit(f"{err}: run python scenarios/mac_whatif.py --sweep {args.folder} first")
     if not sweep and not training:
         raise SystemExit(f"no run directories in {args.folder}: run "
                          f"python scenarios/mac_whatif.py --sweep {args.folder} first")
@@ -128,24 +168,36 @@ def main() -> None:
 
     ax = axes[2]
     target = None
-    for label, run_dir in training.items():
-        evals = read_csv(run_dir / "evals.csv")
-        summary = json.loads((run_dir / "summary.json").read_text())
-        rounds = read_csv(run_dir / "rounds.csv")
-        collided = sum(int(r["n_collided"]) for r in rounds) / len(rounds)
-        tta = summary["time_to_target_s"]
-        target = json.loads((run_dir / "config.json").read_text())["scenario"]["run"][
-            "target_accuracy"]
-        ax.plot([float(e["t_s"]) for e in evals], [float(e["accuracy"]) for e in evals],
-                label=f"{label}: {collided:.1f} collided/round, "
-                      f"target at {'%.0f s' % tta if tta is not None else 'never'}")
-        print(f"{label}: time to {target} = {tta}, final accuracy "
-              f"{summary['final_accuracy']:.4f}, {collided:.2f} collided per round, "
-              f"simulated {summary['sim_time_s']:.1f} s")
+    lines = build_lines(training, "accuracy") if training else []
+    for line in lines:
+        label = scheme_label(line.runs[0].scenario["network"]["mac"])
+        numbers = scheme_summary(line.runs)
+        target = line.runs[0].target_accuracy
+        tta = numbers["tta"]
+        reached = (f"target at {tta[0]:.0f} s" if tta else "target never") + (
+            f" ({numbers['reached']}/{numbers['seeds']} seeds)" if numbers["seeds"] > 1 else "")
+        (drawn,) = ax.plot(line.x, line.mean, drawstyle="steps-post",
+                           label=f"{label}:\n{numbers['collided']:.1f} collided/round, {reached}")
+        if line.lower is not None:
+            ax.fill_between(line.x, line.lower, line.upper, step="post", alpha=0.2,
+                            color=drawn.get_color(), linewidth=0)
+        final, final_hw = numbers["final"]
+        tta_text = "never" if tta is None else (
+            f"{tta[0]:.1f} s" + ("" if math.isnan(tta[1]) else f" ± {tta[1]:.1f} s"))
+        print(f"{label}: {numbers['seeds']} seed(s), time to {target} = {tta_text} "
+              f"(reached by {numbers['reached']}), final accuracy {final:.4f}"
+              + ("" if math.isnan(final_hw) else f" ± {final_hw:.4f}")
+              + f", {numbers['collided']:.2f} collided per round")
     if target is not None:
         ax.axhline(target, color="grey", ls="--", lw=1)
+    if lines:  # the view spans the runs' values: a wide interval of few seeds is cut
+        lo = min(line.runs_range[0] for line in lines)
+        hi = max([line.runs_range[1] for line in lines] + [target or 0.0])
+        ax.set_ylim(lo - 0.05 * (hi - lo), hi + 0.05 * (hi - lo))
+    seeds = max((len(line.runs) for line in lines), default=0)
     ax.set(xlabel="simulated time (s)", ylabel="test accuracy",
-           title="(c) time to accuracy, 20 phones, 3 s deadline")
+           title="(c) time to accuracy, 20 phones, 3 s deadline"
+           + (f"\n(mean of {seeds} seeds, 95% CI)" if seeds > 1 else ""))
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
     fig.savefig(png, dpi=120)

@@ -18,6 +18,7 @@ from simfl.core.config import (
     # task: datasets, partitions, models
     Blobs, Digits, Mnist5k, Quadratic, Synthetic, Dirichlet, Iid, Native, Shards, Logreg, Mlp,
     Cifar10, Cifar100, Idx, Leaf, Npz,
+    Cnn, Lenet5, CharLstm,
     # population: availability models and session initialisers
     Always, Bernoulli, Diurnal, Ideal, LessDataFirst, LogNormal, Markov, MifaAdversarial,
     MoreDataFirst, SinLogNormal, Trace, YCycle, YMaxFirst,
@@ -65,6 +66,7 @@ __all__ = [
     "Blobs", "Digits", "Mnist5k", "Quadratic", "Synthetic", "Dirichlet", "Iid", "Native",
     "Shards", "Logreg", "Mlp",
     "Cifar10", "Cifar100", "Idx", "Leaf", "Npz",
+    "Shards", "Logreg", "Mlp", "Cnn", "Lenet5", "CharLstm",
     "Always", "Bernoulli", "Diurnal", "Ideal", "LessDataFirst", "LogNormal", "Markov",
     "MifaAdversarial", "MoreDataFirst", "SinLogNormal", "Trace", "YCycle", "YMaxFirst",
     "Average", "Continuous", "Previous", "Similarity",

@@ -129,7 +129,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
     if missing:
         raise SimflError(f"not a run directory: {', '.join(missing)}")
     out = Path(args.out) if args.out else Path(f"{args.metric}_vs_{args.x}.png")
-    print(plot_runs(dirs, out, args.metric, args.x))
+    print(plot_runs(dirs, out, args.metric, args.x, unit=args.unit, band=args.band,
+                    labels=args.label, target=args.target, force=args.force,
+                    warn=lambda text: print(f"simfl plot: warning: {text}", file=sys.stderr)))
     return 0
 
 
@@ -160,11 +162,23 @@ def build_parser() -> argparse.ArgumentParser:
     lister.add_argument("topic", nargs="?", choices=LIST_TOPICS)
     lister.set_defaults(func=cmd_list)
 
-    plot = sub.add_parser("plot", help="plot run directories' evaluations to a PNG")
-    plot.add_argument("dirs", nargs="+", metavar="DIR")
-    plot.add_argument("--metric", choices=("accuracy", "loss"), default="accuracy")
+    plot = sub.add_parser("plot", help=(
+        "plot run folders, or folders of runs: runs that differ only by seed are one line "
+        "(their mean) with a band"))
+    plot.add_argument("dirs", nargs="+", metavar="DIR",
+                      help="a run folder, or a folder searched for run folders (a campaign)")
+    plot.add_argument("--metric", default="accuracy",
+                      help="a column of evals.csv (accuracy, loss...) or rounds.csv (energy_j...)")
     plot.add_argument("--x", choices=("time", "round"), default="time")
+    plot.add_argument("--unit", choices=("s", "min", "h"), help="time unit (default s)")
+    plot.add_argument("--band", choices=("ci", "minmax", "none"), default="ci",
+                      help="over seeds: 95%% CI of the mean (default), min-max, or none")
+    plot.add_argument("--label", action="append", metavar="TEXT",
+                      help="legend label, one per line in order (default: what differs)")
+    plot.add_argument("--target", type=float, help="dashed target line (default: "
+                      "run.target_accuracy when plotting accuracy)")
     plot.add_argument("--out", metavar="FILE.png", help="default METRIC_vs_X.png here")
+    plot.add_argument("--force", action="store_true", help="overwrite an existing FILE.png")
     plot.set_defaults(func=cmd_plot)
     return parser
 

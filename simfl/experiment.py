@@ -69,27 +69,27 @@ class _Trainer:
     def __init__(self, scenario: Scenario, data, rngs: RngTree) -> None:
         import torch
 
-        from simfl.train.batched import BatchedExecutor
+        from simfl.train.batched import executor_class
         from simfl.train.evaluate import Evaluator
-        from simfl.train.executor import InlineExecutor
         from simfl.train.local import sample_loss
-        from simfl.train.models import DenseNet, build_model
+        from simfl.train.models import build_model
 
         device = _device(scenario.run.device, torch)
         task = scenario.task
-        self.net = build_model(task.model, data.n_features, data.n_classes)
+        self.net = build_model(task.model, data.input_shape or data.n_features, data.n_classes)
         generator = torch.Generator().manual_seed(rngs.int_seed("model/init"))
         self.params = {k: v.to(device) for k, v in self.net.init(generator).items()}
-        chosen = scenario.run.executor
-        if not isinstance(self.net, DenseNet):  # a plug-in model: only inline trains it
-            if chosen == "batched":
-                raise ConfigError("run.executor", chosen, "inline or auto: the batched "
-                                  "executor trains dense networks (logreg, mlp) only")
-            chosen = "inline"
-        executor = InlineExecutor if chosen == "inline" else BatchedExecutor
+        executor = executor_class(scenario.run.executor, self.net, device)
         self.executor = executor(self.net, data, task, rngs, device)
         self.evaluate = Evaluator(self.net, data.x_test, data.y_test, device,
                                   sample_loss(task.dataset))
+
+
+def _model_bytes(task) -> int:
+    """The float32 size of the model the task builds (from its parameter shapes; no torch)."""
+    from simfl.train.models import model_bytes
+
+    return model_bytes(task.model, task.dataset.input_shape(), task.dataset.shape()[1])
 
 
 def _device(name: str, torch):
@@ -126,7 +126,7 @@ def run_scenario(scenario: Scenario, out_dir: Path | None = None,
     data = (None if run.timing_only and split is None and not availability.needs_labels
             else build_data(task, rngs, split))
     n_samples = client_sizes(task, rngs) if data is None else data.n_samples
-    model_bytes = net_cfg.model_bytes or 4 * task.model.n_params(*task.dataset.shape())
+    model_bytes = net_cfg.model_bytes or _model_bytes(task)
     compute = scenario.population.compute
     speeds = compute.median_samples_per_s * np.exp(
         compute.sigma * rngs.stream("population/compute").standard_normal(task.n_clients))

@@ -198,11 +198,11 @@ def _data_size(scenario: Scenario) -> tuple[str, float, float]:
 
 
 def _n_params(scenario: Scenario) -> float:
+    """The model's parameter count, from its parameter shapes (no torch)."""
+    from simfl.train.models import PARAM_BYTES, model_bytes
+
     task = scenario.task
-    try:
-        return float(task.model.n_params(*task.dataset.shape()))
-    except NotImplementedError:
-        return 0.0
+    return model_bytes(task.model, task.dataset.input_shape(), task.dataset.shape()[1]) / PARAM_BYTES
 
 
 def _get(scenario: Scenario, field: str) -> object:

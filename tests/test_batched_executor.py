@@ -35,7 +35,7 @@ def make_task(partition=Iid(), model=Logreg(), work=None, weight_decay=0.0, batc
 def setup(task, seed=0, device=CPU):
     rngs = RngTree(seed)
     data = build_data(task, rngs)
-    net = build_model(task.model, data.n_features, data.n_classes)
+    net = build_model(task.model, data.input_shape, data.n_classes)
     versions = {r: {k: v.to(device) for k, v in net.init(torch.Generator().manual_seed(r)).items()}
                 for r in (3, 4)}
     return rngs, data, net, versions
@@ -266,7 +266,7 @@ def test_training_does_not_import_dynamo():
                     n_clients=6, batch_size=16, local_epochs=1, weight_decay=1e-3)
         rngs = RngTree(0)
         data = build_data(task, rngs)
-        net = build_model(task.model, data.n_features, data.n_classes)
+        net = build_model(task.model, data.input_shape, data.n_classes)
         params = net.init(torch.Generator().manual_seed(0))
         updates = BatchedExecutor(net, data, task, rngs, torch.device("cpu")).submit(
             [TrainJob(client=c, base_round=0, round=0) for c in range(6)], {0: params})

@@ -9,7 +9,7 @@ from simfl.core.records import (CVaRPayload, CVaRResult, LocalResult, ProxPayloa
 from simfl.core.rng import RngTree
 from simfl.train.data import build_data
 from simfl.train.local import minibatch_plan, sgd
-from simfl.train.models import build_model
+from simfl.train.models import build_model, model_bytes
 from simfl.train.partition import split_clients
 
 
@@ -70,11 +70,13 @@ def test_minibatch_plans():
     assert minibatch_plan(0, Task(), rng) == []
 
 
-@pytest.mark.parametrize("model", [Logreg(), Mlp(hidden=(7, 5))])
-def test_parameter_count_matches_built_model(model):
+@pytest.mark.parametrize("model, count", [(Logreg(), 12 * 4 + 4),
+                                          (Mlp(hidden=(7, 5)), 12 * 7 + 7 + 7 * 5 + 5 + 5 * 4 + 4)])
+def test_parameter_count_matches_built_model(model, count):
     net = build_model(model, 12, 4)
     params = net.init(torch.Generator().manual_seed(0))
-    assert sum(p.numel() for p in params.values()) == model.n_params(12, 4)
+    assert sum(p.numel() for p in params.values()) == count
+    assert model_bytes(model, (12,), 4) == 4 * count
     assert net.forward(params, torch.zeros(3, 12)).shape == (3, 4)
 
 
@@ -129,7 +131,7 @@ def quadratic_setup(targets, curvature=2.0, steps=1, lr=0.1):
                 local_steps=steps, lr=lr)
     rngs = RngTree(0)
     data = build_data(task, rngs)
-    return task, rngs, data, build_model(task.model, data.n_features, data.n_classes)
+    return task, rngs, data, build_model(task.model, data.input_shape, data.n_classes)
 
 
 def point(w):

@@ -1,70 +1,147 @@
-"""Time-to-accuracy plots read from run directories (never re-running anything)."""
+"""Plots read from run folders (never re-running anything): one line per group of runs
+that differ only by seed, its mean with a band over seeds (see :mod:`simfl.metrics.curves`
+for the grouping, the common grid and the bands)."""
 
 from __future__ import annotations
 
-import json
+import math
+import textwrap
 from pathlib import Path
+from typing import Callable, Sequence
 
-from simfl.core.errors import SimflError
-from simfl.metrics.rundir import read_csv
+from simfl.core.errors import ConfigError
+from simfl.metrics.curves import (BANDS, TIME_UNITS_S, X_AXES, build_lines, find_runs,
+                                  metric_table, read_run)
 
-X_COLUMNS = {"time": ("t_s", "simulated time (s)"), "round": ("round", "round")}
-
-
-def _config(run_dir: Path) -> dict:
-    try:
-        return json.loads((run_dir / "config.json").read_text())
-    except (OSError, ValueError):
-        return {}
+#: characters per line of a legend label (longer ones wrap)
+LABEL_WIDTH = 60
+BAND_WORDS = {"ci": "95% CI of the mean", "minmax": "min to max", "none": ""}
 
 
-def run_labels(run_dirs: list[Path]) -> list[str]:
-    """``name (seed N)`` from each config.json; the folder name is added where two agree."""
-    labels = []
-    for run_dir in run_dirs:
-        config = _config(run_dir)
-        try:
-            labels.append(f"{config['scenario']['name']} (seed {config['seed']})")
-        except KeyError:
-            labels.append(run_dir.name)
-    return [f"{label} — {d.name}" if labels.count(label) > 1 else label
-            for label, d in zip(labels, run_dirs)]
+def x_label(x: str, unit: str) -> str:
+    return f"simulated time ({unit})" if x == "time" else "rounds completed"
 
 
-def plot_runs(run_dirs: list[Path], out_png: Path, metric: str = "accuracy",
-              x: str = "time") -> Path:
-    """One line per run directory of ``metric`` against simulated time or round."""
-    import matplotlib
+def y_label(metric: str, table: str) -> str:
+    return f"test {metric}" if table == "evals" else f"{metric} (per round)"
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    x_col, x_label = X_COLUMNS[x]
-    fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=120)
-    targets = set()
-    for run_dir, label in zip(run_dirs, run_labels(run_dirs)):
-        path = run_dir / "evals.csv"
-        if not path.is_file():
-            raise SimflError(f"{run_dir} has no evals.csv: is it a simfl run directory?")
-        rows = [r for r in read_csv(path) if r[metric] not in ("", "None")]
-        if not rows:
-            raise SimflError(f"{path} has no {metric} values (a --timing-only run?).")
-        ax.plot([float(r[x_col]) for r in rows], [float(r[metric]) for r in rows],
-                marker=".", markersize=4, linewidth=1.4, label=label)
-        target = _config(run_dir).get("scenario", {}).get("run", {}).get("target_accuracy")
-        if metric == "accuracy" and target is not None:
-            targets.add(target)
-    for target in sorted(targets):
-        ax.axhline(target, color="grey", linestyle="--", linewidth=0.8)
-        ax.annotate(f"target {target:g}", (0, target), xycoords=("axes fraction", "data"),
-                    xytext=(4, 3), textcoords="offset points", fontsize=8, color="grey")
-    ax.set_xlabel(x_label)
-    ax.set_ylabel(f"test {metric}")
-    ax.set_title(f"test {metric} against {x_label}")
+def make_figure(paths: Sequence[Path], metric: str = "accuracy", x: str = "time",
+                unit: str | None = None, band: str = "ci",
+                labels: Sequence[str] | None = None, target: float | None = None,
+                warn: Callable[[str], None] | None = None):
+    """The figure of ``metric`` for the run folders (or folders of runs) ``paths``.
+
+    Parameters
+    ----------
+    paths:
+        Run folders, or folders searched for run folders (unfinished runs found there
+        are left out, and ``warn`` is told).
+    metric:
+        A column of ``evals.csv`` (accuracy, loss, acc_class_k...) or of ``rounds.csv``
+        (energy_j, n_received...).
+    x, unit:
+        ``"time"`` (in ``unit``: s, min or h) or ``"round"`` (rounds completed).
+    band:
+        ``"ci"`` (95% t-interval of the mean over seeds), ``"minmax"`` or ``"none"``.
+    labels:
+        Legend labels, one per line in order; default: the parameters that differ.
+    target:
+        A dashed horizontal line; default the runs' ``run.target_accuracy`` when the
+        metric is accuracy.
+
+    With ``ci`` bands the y axis spans the runs' own values and the targets (with a 5%
+    margin): an interval wider than that (few seeds) is cut at the edge of the view.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        A figure not registered with pyplot (nothing global is touched).
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    if x not in X_AXES:
+        raise ConfigError("--x", x, " or ".join(X_AXES))
+    if band not in BANDS:
+        raise ConfigError("--band", band, " or ".join(BANDS))
+    if unit is not None and x != "time":
+        raise ConfigError("--unit", unit, "no unit with --x round (units are for --x time)")
+    if target is not None and not math.isfinite(target):
+        raise ConfigError("--target", target, "a finite number")
+    unit = unit or "s"
+    if unit not in TIME_UNITS_S:
+        raise ConfigError("--unit", unit, " or ".join(TIME_UNITS_S))
+    run_dirs, unfinished = find_runs(paths)
+    if unfinished and warn:
+        names = ", ".join(str(p) for p in unfinished[:3]) + (" ..." if len(unfinished) > 3 else "")
+        warn(f"left out {len(unfinished)} unfinished run(s) (no summary.json): {names}")
+    if not run_dirs:
+        raise ConfigError("DIR", [str(p) for p in paths], "at least one finished run folder")
+    runs = [read_run(p) for p in run_dirs]
+    table = metric_table(runs[0].path, metric)
+    lines = build_lines(runs, metric, x, band, labels)
+    scale = TIME_UNITS_S[unit] if x == "time" else 1.0
+
+    fig = Figure(figsize=(7.5, 4.5), dpi=120)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    sizes = {len(line.runs) for line in lines}
+    for line in lines:
+        label = line.label if len(sizes) == 1 else f"{line.label} (n={len(line.runs)})"
+        label = "\n".join(textwrap.wrap(label, LABEL_WIDTH, subsequent_indent="  ")) or label
+        xs = line.x / scale
+        (drawn,) = ax.plot(xs, line.mean, drawstyle="steps-post", linewidth=1.5, label=label)
+        if line.lower is not None:
+            ax.fill_between(xs, line.lower, line.upper, step="post", alpha=0.2,
+                            color=drawn.get_color(), linewidth=0)
+        for change in line.session_changes:
+            ax.axvline(change / scale, color=drawn.get_color(), linestyle=":", linewidth=1.0,
+                       alpha=0.7, label="session change" if not _has(ax, "session change")
+                       else "_session change")
+    targets = [target] if target is not None else (
+        sorted({r.target_accuracy for line in lines for r in line.runs
+                if r.target_accuracy is not None}) if metric == "accuracy" else [])
+    for value in targets:
+        ax.axhline(value, color="grey", linestyle="--", linewidth=0.9, label=f"target {value:g}")
+    if band == "ci" and any(line.lower is not None for line in lines):
+        # the view spans the runs' values (and targets): a wider interval is cut at its edge
+        lo = min([line.runs_range[0] for line in lines] + targets)
+        hi = max([line.runs_range[1] for line in lines] + targets)
+        margin = 0.05 * (hi - lo) or 0.05 * max(abs(hi), 1.0)
+        ax.set_ylim(lo - margin, hi + margin)
+    ax.set_xlabel(x_label(x, unit))
+    ax.set_ylabel(y_label(metric, table))
+    ax.set_title(f"{y_label(metric, table)} against {x_label(x, unit)}")
     ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    if x == "round":
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    n = max(sizes)
+    title = None
+    if len(sizes) == 1 and n > 1:
+        title = f"mean of {n} seeds" + (f", band: {BAND_WORDS[band]}" if band != "none" else "")
+    elif n > 1:
+        title = "mean over seeds" + (f", band: {BAND_WORDS[band]}" if band != "none" else "")
+    ax.legend(fontsize=8, title=title, title_fontsize=8)
     fig.tight_layout()
+    return fig
+
+
+def _has(ax, label: str) -> bool:
+    return any(artist.get_label() == label for artist in ax.get_lines())
+
+
+def plot_runs(paths: Sequence[Path], out_png: Path, metric: str = "accuracy", x: str = "time",
+              unit: str | None = None, band: str = "ci", labels: Sequence[str] | None = None,
+              target: float | None = None, force: bool = False,
+              warn: Callable[[str], None] | None = None) -> Path:
+    """Draw :func:`make_figure` into ``out_png``; an existing file only with ``force``."""
+    out_png = Path(out_png)
+    if out_png.exists() and not force:
+        raise ConfigError("--out", str(out_png), "a file that does not exist yet (--force "
+                          "overwrites it)")
+    fig = make_figure(paths, metric, x, unit, band, labels, target, warn)
     out_png.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out_png)
-    plt.close(fig)
     return out_png

@@ -1,12 +1,22 @@
 """An executor that trains all jobs of a submission together, as one batched network.
 
 Every job's parameters are stacked into ``[K, ...]`` tensors (K jobs, each from its own
-model version) and each local step runs one batched forward and backward pass with
-``torch.baddbmm``, the backward written out by hand (autograd only for the loss's
-gradient at the logits). Nothing here calls ``torch.func``, so training never imports
-``torch._dynamo`` (about a second once per process). On a CPU the jobs are trained in
-chunks of a few megabytes of parameters (:attr:`BatchedExecutor.cpu_chunk_bytes`), so
-that a chunk's weights stay in the cache between the forward pass and the update.
+model version) and each local step runs one batched forward and backward pass. How
+depends on the model's ``batching`` (:mod:`simfl.train.models`):
+
+* ``"dense"`` (logreg, mlp): ``torch.baddbmm``, the backward written out by hand
+  (autograd only for the loss's gradient at the logits). On a CPU the jobs are trained
+  in chunks of a few megabytes of parameters (:attr:`BatchedExecutor.cpu_chunk_bytes`),
+  so that a chunk's weights stay in the cache between the forward pass and the update.
+* ``"stacked"`` (cnn, lenet5): the model's ``stacked_forward`` (grouped convolutions,
+  one group per client, and batched matrix products) and autograd on the stack, in
+  chunks of :attr:`BatchedExecutor.cpu_stacked_clients` clients on a CPU.
+* None (char_lstm): the jobs are trained one after another, as the inline executor does.
+
+Nothing here calls ``torch.func``, so training never imports ``torch._dynamo`` (about
+a second once per process); ``torch.func.vmap`` over ``grad`` was measured for the
+convolutional models too and was slower than grouped convolutions (see
+:func:`executor_class`).
 
 Clients hold different numbers of samples, so their minibatch plans differ in length
 and in batch sizes. The executor follows each client's plan exactly
@@ -37,7 +47,7 @@ import numpy as np
 import torch
 
 from simfl.core.records import ClientUpdate, TrainJob
-from simfl.train.executor import Executor
+from simfl.train.executor import Executor, InlineExecutor
 from simfl.train.local import StepRule, job_plan
 from simfl.train.models import Params
 
@@ -55,6 +65,9 @@ class BatchedExecutor(Executor):
     #: (one chunk of 100 clients of an MLP 784-100-10 is 32 MB and every pass over it
     #: went to memory); a GPU trains every job of a submission in one chunk
     cpu_chunk_bytes = 4 << 20
+    #: on a CPU, clients of a ``stacked`` model (convolutional) trained together; see
+    #: :meth:`_train_stacked` for the measurement behind it
+    cpu_stacked_clients = 10
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -63,6 +76,8 @@ class BatchedExecutor(Executor):
     def submit(self, jobs: Sequence[TrainJob], versions: dict[int, Params]) -> list[ClientUpdate]:
         if not jobs:
             return []
+        if getattr(self.net, "batching", None) is None:  # cannot be stacked: one job at a time
+            return InlineExecutor.submit(self, jobs, versions)
         plans = []
         for job in jobs:
             idx = self.client_indices[job.client]
@@ -71,7 +86,9 @@ class BatchedExecutor(Executor):
         n_steps = np.array([len(p) for p in plans], dtype=np.int64)
         order = np.argsort(-n_steps, kind="stable")  # longest plan first
         chunk = len(jobs)
-        if self.device.type == "cpu":
+        if self.device.type == "cpu" and self.net.batching == "stacked":
+            chunk = self.cpu_stacked_clients
+        elif self.device.type == "cpu":
             client_bytes = sum(v.numel() * v.element_size()
                                for v in versions[jobs[0].base_round].values())
             chunk = max(1, self.cpu_chunk_bytes // client_bytes)
@@ -99,7 +116,8 @@ class BatchedExecutor(Executor):
                     for name in names}
         steps = self._pad_plans(plans, n_steps)
         rule = StepRule([job.payload for job in jobs], base, self.task.lr, self.task.weight_decay)
-        local, loss_sum = self._train(base, steps, rule)
+        train = self._train if self.net.batching == "dense" else self._train_stacked
+        local, loss_sum = train(base, steps, rule)
         extras = rule.extras(local, n_steps.tolist())
 
         mean_loss = (loss_sum.cpu().numpy() / np.maximum(n_steps, 1)).tolist()
@@ -132,7 +150,7 @@ class BatchedExecutor(Executor):
             return []
         width = max(len(b) for plan in plans for b in plan)
         index = np.zeros((total, len(plans), width), dtype=np.int64)
-        weight = np.zeros((total, len(plans), width), dtype=np.float32)
+        weight = np.zeros((total, len(plans), width), dtype=np.float64)
         sizes = np.zeros((total, len(plans)), dtype=np.int64)
         for c, plan in enumerate(plans):
             for t, batch in enumerate(plan):
@@ -204,3 +222,72 @@ class BatchedExecutor(Executor):
                         dz = dh.mul_(h > 0)  # ReLU: h = relu(z) > 0 exactly where z > 0
             rule.advance(losses)
         return stacked, loss_sum
+
+    def _gather(self, index: torch.Tensor) -> torch.Tensor:
+        """The samples at ``index`` ([K_t, B_t]) as ``[K_t, B_t, features]``, in a reused buffer."""
+        rows = index.reshape(-1)
+        gathered = self._scratch("x", (len(rows), self.x.shape[1]), self.x)
+        torch.index_select(self.x, 0, rows, out=gathered)
+        return gathered.view(*index.shape, -1)
+
+    def _train_stacked(self, base: Params, steps, rule: StepRule) -> tuple[Params, torch.Tensor]:
+        """The local rule on stacked parameters of a model with ``stacked_forward``.
+
+        One forward pass for the active clients (:meth:`ConvNet.stacked_forward`: grouped
+        convolutions and batched matrix products), autograd for the gradient of the sum
+        of their mean losses (client k's parameters reach only client k's loss, so each
+        gets the gradient of its own), then :meth:`StepRule.step` on the stack.
+        """
+        names = list(base)
+        stacked = {name: self._scratch(name, p.shape, p).copy_(p) for name, p in base.items()}
+        k = len(stacked[names[0]])
+        loss_sum = torch.zeros(k, dtype=torch.float64, device=self.x.device)
+        for k_t, index, weight in steps:
+            x = self._gather(index)
+            active = [stacked[name][:k_t].detach().requires_grad_(True) for name in names]
+            with torch.enable_grad():
+                logits = self.net.stacked_forward(dict(zip(names, active)), x)
+                per_client = (self.loss(logits, self.y[index]) * weight).sum(dim=1)
+                grads = torch.autograd.grad(per_client.sum(), active)
+            losses = per_client.detach()
+            loss_sum[:k_t] += losses
+            rule.step([(name, stacked[name][:k_t], g) for name, g in zip(names, grads)], losses)
+        return stacked, loss_sum
+
+
+def executor_class(name: str, net, device: torch.device) -> type[Executor]:
+    """The executor ``run.executor = name`` asks for, for ``net`` on ``device``.
+
+    ``inline`` and ``batched`` are taken as asked (``batched`` trains a model it cannot
+    stack one job at a time anyway). ``auto`` decides per model from measurements (one
+    CPU thread, one submission of 10 or 100 clients of 40 mnist5k or digits samples,
+    batch 32, one epoch; ``analysis/bench.py`` repeats them):
+
+    * dense nets (``logreg``, ``mlp``): batched, 2 to 5 times faster than inline from a
+      few clients up (the per-step overhead of a small network is shared);
+    * convolutional nets (``cnn``, ``lenet5``) on a CPU: inline. Their steps are
+      convolutions that already run near the core's arithmetic peak for one client
+      (FedAvg's CNN: about 47 ms per client at 61 GFLOP/s, the one-thread matmul peak
+      being 91), and the grouped convolutions that stack clients were slower: median
+      723 against 469 ms for 10 clients of ``cnn``, 7.0 against 4.8 s for 100
+      (``analysis/bench.py``, cnn workload). For ``lenet5``, whose convolutions are
+      small, the two were level within the noise of a shared machine (batched 0.97 to
+      1.31 times inline's speed, ``analysis/bench_executors.py --model lenet5``);
+      ``torch.func.vmap(grad(...))`` was slower still: one step of 10 clients at batch 32,
+      interleaved, on one loaded core: per-client loop 1.7-2.4 s, grouped 2.2-3.0 s,
+      vmap 2.7-3.3 s. A profile of inline training (10 clients, one thread) spends 29%
+      in convolution backward, 20% in the dense layer's matmuls, 13% in convolution
+      forward and 17% in ReLU and pooling over large activations, and under 5% in
+      anything a batch could share;
+    * convolutional nets on a GPU: batched (small per-client kernels leave a GPU idle;
+      not measured here, no GPU was available);
+    * models that cannot be stacked (``char_lstm``): inline.
+    """
+    if name == "inline":
+        return InlineExecutor
+    if name == "batched":
+        return BatchedExecutor
+    batching = getattr(net, "batching", None)  # a plug-in model may not say: inline
+    if batching == "dense" or (batching == "stacked" and device.type != "cpu"):
+        return BatchedExecutor
+    return InlineExecutor

@@ -5,25 +5,26 @@ from __future__ import annotations
 import torch
 
 from simfl.train.local import LossFn, cross_entropy
-from simfl.train.models import DenseNet, Params
+from simfl.train.models import Net, Params
 
 
 class Evaluator:
     """Test accuracy and mean loss; ``loss`` (per sample) defaults to cross-entropy.
 
     The test split stays on the device; each evaluation is one batched forward pass per
-    ``chunk_rows`` test samples (one pass for test sets up to that size), so memory stays
-    bounded for large test splits. Real-valued targets (the ``quadratic`` data set) have
-    no accuracy: it is NaN.
+    ``chunk_rows`` test samples (by default the model's ``eval_rows``: 16,384 for dense
+    nets, fewer for convolutional and recurrent ones, whose activations are larger), so
+    memory stays bounded for large test splits. Real-valued targets (the ``quadratic``
+    data set) have no accuracy: it is NaN.
     """
 
-    def __init__(self, net: DenseNet, x_test, y_test, device: torch.device,
-                 loss: LossFn | None = None, chunk_rows: int = 16384) -> None:
+    def __init__(self, net: Net, x_test, y_test, device: torch.device,
+                 loss: LossFn | None = None, chunk_rows: int | None = None) -> None:
         self.net = net
         self.x = torch.from_numpy(x_test).to(device)
         self.y = torch.from_numpy(y_test).to(device)
         self.loss = loss or cross_entropy
-        self.chunk_rows = chunk_rows
+        self.chunk_rows = chunk_rows or getattr(net, "eval_rows", 16384)
 
     def __call__(self, params: Params) -> tuple[float, float]:
         """Test accuracy and mean loss of ``params``."""

@@ -11,14 +11,14 @@ from simfl.core.records import ClientUpdate, TrainJob
 from simfl.core.rng import RngTree
 from simfl.train.data import FederatedData
 from simfl.train.local import Penalty, job_plan, sample_loss, sgd
-from simfl.train.models import DenseNet, Params
+from simfl.train.models import Net, Params
 
 
 class Executor:
     """What every executor holds: the model recipe, the training set on the device, and
     each client's sample indices (numpy); subclasses implement ``submit``."""
 
-    def __init__(self, net: DenseNet, data: FederatedData, task: Task, rngs: RngTree,
+    def __init__(self, net: Net, data: FederatedData, task: Task, rngs: RngTree,
                  device: torch.device) -> None:
         self.net = net
         self.task = task

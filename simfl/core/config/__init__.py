@@ -21,7 +21,7 @@ from simfl.core.config.sampler import (AllAvailable, FedGS, LongestAbsent, Md, P
                                        Sampler, Uniform, WaitGroup)
 from simfl.core.config.dataset import (Blobs, Cifar10, Cifar100, Dataset, Digits, Idx, Leaf,
                                        Mnist5k, Npz, Quadratic, Synthetic)
-from simfl.core.config.model import Logreg, Mlp, Model
+from simfl.core.config.model import CharLstm, Cnn, Lenet5, Logreg, Mlp, Model
 from simfl.core.config.task import Dirichlet, Iid, Native, Partition, Shards, Task
 from simfl.core.config.scripted import ScriptedAvailability, ScriptedErasureChannel, ScriptedMac
 
@@ -44,4 +44,5 @@ __all__ = [
     "Mnist5k",
     "Cifar10", "Cifar100", "Idx", "Leaf", "Npz",
     "ScriptedAvailability", "ScriptedErasureChannel", "ScriptedMac",
+    "CharLstm", "Cnn", "Lenet5",
 ]

@@ -18,8 +18,11 @@ class Run(Node):
     seconds, on the held-out test split, and once more at the end.
 
     ``executor``: ``inline`` trains a round's updates one after another, ``batched``
-    trains them together as one stacked network (same results up to float rounding),
-    ``auto`` picks batched, which is faster whenever a round has two or more updates.
+    trains them together as one stacked network (same results up to float rounding;
+    a model that cannot be stacked, ``char_lstm``, is still trained one update at a
+    time), ``auto`` picks per model what measured faster: batched for ``logreg`` and
+    ``mlp``, inline for ``cnn`` and ``lenet5`` on a CPU (their convolutions already
+    keep a core busy) and batched on a GPU, inline for ``char_lstm``.
     """
 
     exclusive = (("eval_every_rounds", "eval_every_s"),)

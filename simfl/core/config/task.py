@@ -111,6 +111,8 @@ class Task(Node):
         require(not isinstance(self.dataset, Quadratic) or isinstance(self.partition, Native),
                 "partition", self.partition.kind,
                 "native with the quadratic data set (each client keeps its own target)")
+        problem = self.model.input_problem(self.dataset.input_shape(), self.dataset.tokens)
+        require(problem is None, "model", self.model.kind, problem or "")
         if self.local_epochs is None and self.local_steps is None:
             self._set_default("local_epochs", 1)
 

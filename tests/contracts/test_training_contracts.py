@@ -12,9 +12,11 @@ datasets     ``load_samples(cfg, n, rngs)`` gives rows of ``prod(input_shape())`
 partitions   ``split_clients`` gives each client disjoint indices into the labels, the
              same for the same stream, and ``client_sizes`` (where a size model exists)
              the same counts from the same stream.
-models       ``build_model(cfg, n_features, n_classes)``: ``init(generator)`` gives float
-             tensors by name, the same for the same generator; ``forward`` one row of
-             ``n_classes`` finite logits per sample, differentiable in the parameters.
+models       for every input it accepts (``input_problem`` None: feature vectors, 1- or
+             3-channel images, token ids; at least one), ``build_model(cfg, shape,
+             n_classes)``: ``init(generator)`` gives float tensors by name with the shapes
+             of ``param_shapes()``, the same for the same generator; ``forward`` one row
+             of ``n_classes`` finite logits per sample, differentiable in the parameters.
 local_rules  every registered payload has an implementation; one job trained with its
              default payload gives a finite delta shaped like the model, the same twice,
              and reports only fields of its ``result`` record.
@@ -162,20 +164,36 @@ def test_partition_contract(name):
 # models
 
 MODEL_CASES: dict = {}
+N_CLASSES = 10
+#: the kinds of input a model may read: (shape of one sample, token ids?)
+INPUTS = [((12,), False), ((1, 28, 28), False), ((3, 32, 32), False), ((20,), True)]
 
 
-def model_contract(cfg, n_features: int = 12, n_classes: int = 5) -> None:
-    net = build_model(cfg, n_features, n_classes)
-    params = net.init(torch.Generator().manual_seed(0))
-    assert params and all(isinstance(k, str) and p.is_floating_point() for k, p in params.items())
-    twin = net.init(torch.Generator().manual_seed(0))
-    assert list(twin) == list(params) and all(torch.equal(params[k], twin[k]) for k in params)
-    x = torch.rand(7, n_features, generator=torch.Generator().manual_seed(1))
-    leaves = {k: p.clone().requires_grad_(True) for k, p in params.items()}
-    out = net.forward(leaves, x)
-    assert out.shape == (7, n_classes) and torch.isfinite(out).all()
-    out.sum().backward()
-    assert all(p.grad is not None for p in leaves.values()), "a parameter gets no gradient"
+def _batch(shape, tokens, n=3):
+    gen = torch.Generator().manual_seed(1)
+    if tokens:
+        return torch.randint(0, N_CLASSES, (n, *shape), generator=gen)
+    return torch.rand(n, math.prod(shape), generator=gen)
+
+
+def model_contract(cfg) -> None:
+    readable = [(shape, tokens) for shape, tokens in INPUTS
+                if cfg.input_problem(shape, tokens) is None]
+    assert readable, f"{cfg.kind} reads none of the sample shapes {INPUTS}"
+    for shape, tokens in readable:
+        net = build_model(cfg, shape, N_CLASSES)
+        params = net.init(torch.Generator().manual_seed(0))
+        assert params and all(isinstance(k, str) and p.is_floating_point()
+                              for k, p in params.items())
+        assert {k: tuple(v.shape) for k, v in params.items()} == {
+            k: tuple(v) for k, v in net.param_shapes().items()}, "param_shapes disagrees"
+        twin = net.init(torch.Generator().manual_seed(0))
+        assert list(twin) == list(params) and all(torch.equal(params[k], twin[k]) for k in params)
+        leaves = {k: p.clone().requires_grad_(True) for k, p in params.items()}
+        out = net.forward(leaves, _batch(shape, tokens))
+        assert out.shape == (3, N_CLASSES) and torch.isfinite(out).all()
+        out.sum().backward()
+        assert all(p.grad is not None for p in leaves.values()), "a parameter gets no gradient"
 
 
 @pytest.mark.parametrize("name", kinds("models"))

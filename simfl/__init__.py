@@ -26,8 +26,11 @@ from simfl.core.config import (
     # network: channels, rates, MACs
     ErasureChannel, GilbertElliottChannel, IdealChannel, RayleighChannel, FixedRate,
     ShannonRate, IdealMac, RelayMac, SlottedAlohaMac, TdmaMac,
+    # scripted kinds (tests and worked examples)
+    ScriptedAvailability, ScriptedErasureChannel, ScriptedMac,
     # server: aggregators and samplers
-    CVaR, FedAR, FedAvg, FedAvgIS, FedAvgS, FedAvgSWait, FedLaAvg, FedProx, FedVARP, Mifa, Scaffold,
+    CVaR, FedAR, FedAvg, FedAvgIS, FedAvgS, FedAvgSWait, FedLaAvg, FedProx, FedVARP, Mifa,
+    Scaffold,
     ConstantLr, ExponentialLr, InverseRoundLr, LrSchedule,
     AllAvailable, FedGS, LongestAbsent, Md, PowerOfChoice, Uniform, WaitGroup,
     # loading and overriding scenarios
@@ -70,7 +73,9 @@ __all__ = [
     "Average", "Continuous", "Previous", "Similarity",
     "ErasureChannel", "GilbertElliottChannel", "IdealChannel", "RayleighChannel", "FixedRate",
     "ShannonRate", "IdealMac", "RelayMac", "SlottedAlohaMac", "TdmaMac",
-    "CVaR", "FedAR", "FedAvg", "FedAvgIS", "FedAvgS", "FedAvgSWait", "FedLaAvg", "FedProx", "FedVARP", "Mifa",
+    "ScriptedAvailability", "ScriptedErasureChannel", "ScriptedMac",
+    "CVaR", "FedAR", "FedAvg", "FedAvgIS", "FedAvgS", "FedAvgSWait", "FedLaAvg", "FedProx",
+    "FedVARP", "Mifa",
     "Scaffold", "AllAvailable", "FedGS", "LongestAbsent", "Md", "PowerOfChoice", "Uniform",
     "WaitGroup", "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule",
     "apply_overrides", "load_scenario", "parse_override",

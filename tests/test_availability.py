@@ -316,7 +316,7 @@ def test_every_model_is_listed_with_a_description():
     entries = {e.name: e.summary for e in REGISTRIES["availability"]}
     assert set(entries) == {"always", "bernoulli", "ideal", "more_data_first", "less_data_first",
                             "y_max_first", "y_cycle", "log_normal", "sin_log_normal",
-                            "mifa_adversarial", "diurnal", "markov", "trace"}
+                            "mifa_adversarial", "diurnal", "markov", "trace", "scripted"}
     assert all(summary.endswith(")") or summary.endswith(".") for summary in entries.values())
 
 

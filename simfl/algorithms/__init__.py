@@ -9,6 +9,7 @@ metrics say how many updates it used and whether the model moved
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from simfl.algorithms.fedgs import FedGSSampler
 from simfl.algorithms.power_of_choice import PowerOfChoiceSampler
@@ -18,7 +19,7 @@ from simfl.core import config as cfg
 from simfl.core.config import server
 from simfl.core.config.sampler import WaitGroup
 from simfl.core.errors import ConfigError
-from simfl.core.protocols import ClientProbe
+from simfl.core.protocols import Aggregator, ClientProbe, Sampler
 from simfl.core.rng import RngTree
 
 #: each aggregator config's implementation, as "module:class" in this package, or (for a
@@ -39,7 +40,7 @@ AGGREGATORS: dict[type, str | type] = {
 #: the aggregators whose server step is eta_g * eta_l: they follow ``server.lr_schedule``
 SCHEDULED = (server.Mifa, server.FedAR, server.FedVARP, server.FedLaAvg)
 #: each sampler config's implementation, built as ``cls(config, probe)``
-SAMPLERS: dict[type, type] = {cfg.Uniform: UniformSampler, cfg.AllAvailable: AllAvailableSampler,
+SAMPLERS: dict[type, type[Sampler]] = {cfg.Uniform: UniformSampler, cfg.AllAvailable: AllAvailableSampler,
             cfg.Md: MdSampler, cfg.PowerOfChoice: PowerOfChoiceSampler, cfg.FedGS: FedGSSampler,
             cfg.LongestAbsent: LongestAbsentSampler, WaitGroup: WaitGroupSampler}
 
@@ -53,23 +54,26 @@ def _implementation(path: str | type) -> type:
 
 def build_aggregator(config: cfg.Aggregator, local_lr: float,
                      clients_per_round: int | None = None,
-                     lr_schedule: server.LrSchedule = server.ConstantLr()):
+                     lr_schedule: server.LrSchedule = server.ConstantLr()) -> Aggregator:
     """The aggregator for ``config``; ``local_lr`` (task.lr) converts deltas to normalised
     updates; ``clients_per_round`` is the group size S of ``fedavg_s_wait``;
     ``lr_schedule`` (``server.lr_schedule``) scales eta_l round by round in the server step
     of the aggregators that use it (the others see the scale only through the deltas)."""
     aggregator = _implementation(_implemented(AGGREGATORS, config, "server.algorithm.kind"))
+    built: Aggregator
     if isinstance(config, server.FedAvgSWait):
         if clients_per_round is None:
             raise ValueError("fedavg_s_wait needs the group size clients_per_round")
-        return aggregator(config, local_lr, clients_per_round)
-    if isinstance(config, SCHEDULED):
-        return aggregator(config, local_lr, lr_schedule)
-    return aggregator(config, local_lr)
+        built = aggregator(config, local_lr, clients_per_round)
+    elif isinstance(config, SCHEDULED):
+        built = aggregator(config, local_lr, lr_schedule)
+    else:
+        built = aggregator(config, local_lr)
+    return built
 
 
 def build_sampler(config: cfg.Sampler, probe: ClientProbe | None = None,
-                  rngs: RngTree | None = None, clients_per_round: int | None = None):
+                  rngs: RngTree | None = None, clients_per_round: int | None = None) -> Sampler:
     """The sampler for ``config``; ``probe`` lets samplers that query clients do so;
     ``wait_group`` draws its groups of ``clients_per_round`` from ``rngs``."""
     if isinstance(config, WaitGroup):
@@ -77,10 +81,11 @@ def build_sampler(config: cfg.Sampler, probe: ClientProbe | None = None,
             raise ValueError("wait_group needs the run's RngTree and the group size "
                              "clients_per_round to draw its groups")
         return WaitGroupSampler(config, rngs, clients_per_round)
-    return _implemented(SAMPLERS, config, "server.sampler.kind")(config, probe)
+    sampler: Sampler = _implemented(SAMPLERS, config, "server.sampler.kind")(config, probe)
+    return sampler
 
 
-def _implemented(implementations: dict, config, field: str):
+def _implemented(implementations: dict[type, Any], config: Any, field: str) -> Any:
     if type(config) not in implementations:
         raise ConfigError(field, config.kind, "a kind with an implementation: register one "
                           f"with simfl.register({type(config).__name__}, implementation)")

@@ -18,7 +18,7 @@ import torch
 
 from simfl.algorithms.report import report
 from simfl.core.config import FedAvg as FedAvgConfig
-from simfl.core.records import ClientUpdate, RoundOutcome
+from simfl.core.records import ClientUpdate, LocalPayload, RoundOutcome
 
 
 class FedAvg:
@@ -28,7 +28,7 @@ class FedAvg:
     def init(self, params, n_samples: np.ndarray) -> None:
         return None
 
-    def client_payload(self, state, client: int) -> None:
+    def client_payload(self, state, client: int) -> LocalPayload | None:
         return None
 
     def aggregate(self, state, params, outcome: RoundOutcome,

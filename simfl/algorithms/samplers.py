@@ -9,6 +9,7 @@ mutated) and returns sorted client ids. All but ``md`` return distinct available
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -25,10 +26,10 @@ class _Stateless:
         self.cfg = cfg
         self.probe = probe
 
-    def init(self, n_samples: np.ndarray) -> None:
+    def init(self, n_samples: np.ndarray) -> Any:
         return None
 
-    def observe(self, state, outcome: RoundOutcome) -> None:
+    def observe(self, state: Any, outcome: RoundOutcome) -> Any:
         return state
 
 

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from simfl.core.config.server import ConstantLr, LrSchedule
-from simfl.core.records import ClientUpdate
+from simfl.core.records import ClientUpdate, LocalPayload
 
 Params = Mapping[str, torch.Tensor]
 
@@ -36,7 +36,7 @@ class TableRule:
         self.local_lr = local_lr
         self.lr_schedule = lr_schedule
 
-    def client_payload(self, state, client: int) -> None:
+    def client_payload(self, state, client: int) -> LocalPayload | None:
         return None
 
 

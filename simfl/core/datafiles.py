@@ -24,7 +24,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -105,13 +105,13 @@ def _read_head(path: Path, n_bytes: int) -> bytes:
 # IDX (MNIST, Fashion-MNIST, EMNIST)
 
 #: IDX type codes (the magic number's third byte) and their big-endian numpy types
-IDX_TYPES = {0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2"),
+IDX_TYPES: dict[int, np.dtype[Any]] = {0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2"),
              0x0C: np.dtype(">i4"), 0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
 
 
 @dataclass(frozen=True)
 class IdxHeader:
-    dtype: np.dtype
+    dtype: np.dtype[Any]
     dims: tuple[int, ...]
 
     @property
@@ -422,7 +422,7 @@ def leaf_folder(path: str) -> Path:
     return where
 
 
-def _leaf_users(sub: Path) -> Iterator[tuple[Path, str, list, list]]:
+def _leaf_users(sub: Path) -> Iterator[tuple[Path, str, list[Any], list[Any]]]:
     """Every user of every JSON file in ``sub`` (files by name, users in file order)."""
     for path in sorted(sub.glob("*.json")):
         try:
@@ -452,7 +452,7 @@ def _leaf_users(sub: Path) -> Iterator[tuple[Path, str, list, list]]:
         del doc
 
 
-def _leaf_selected(where: Path, n_users: int) -> Iterator[tuple[Path, str, list, list]]:
+def _leaf_selected(where: Path, n_users: int) -> Iterator[tuple[Path, str, list[Any], list[Any]]]:
     """The first ``n_users`` users with training samples, with their training data."""
     found = 0
     for path, user, xs, ys in _leaf_users(where / "train"):
@@ -472,11 +472,11 @@ def leaf_counts(path: str, n_users: int) -> np.ndarray:
                     dtype=np.int64)
 
 
-def _femnist_arrays(path: Path, user: str, xs: list, ys: list) -> tuple[np.ndarray, np.ndarray]:
+def _femnist_arrays(path: Path, user: str, xs: list[Any], ys: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     try:
         x = np.asarray(xs, dtype=np.float32)
     except (ValueError, TypeError):
-        x = np.empty(0)
+        x = np.empty(0, dtype=np.float32)
     if x.ndim != 2 or x.shape[1] != FEMNIST_PIXELS:
         raise DataFileError(path, f"user {user!r}: each x must be a list of {FEMNIST_PIXELS} "
                             "numbers (a 28x28 FEMNIST image)")
@@ -500,7 +500,7 @@ def leaf_tokens(text: str) -> np.ndarray:
     return tokens
 
 
-def _shakespeare_arrays(path: Path, user: str, xs: list, ys: list) -> tuple[np.ndarray, np.ndarray]:
+def _shakespeare_arrays(path: Path, user: str, xs: list[Any], ys: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     if not all(isinstance(s, str) and len(s) == SHAKESPEARE_LENGTH for s in xs) \
             or not all(isinstance(c, str) and len(c) == 1 for c in ys):
         raise DataFileError(path, f"user {user!r}: each x must be a string of "
@@ -523,21 +523,23 @@ def read_leaf(path: str, benchmark: str, n_users: int) -> DataArrays:
     """
     where = leaf_folder(path)
     convert = _shakespeare_arrays if benchmark == "shakespeare" else _femnist_arrays
-    xs, ys, order = [], [], {}
+    xs: list[np.ndarray] = []
+    ys: list[np.ndarray] = []
+    order: dict[str, int] = {}
     for file, user, x, y in _leaf_selected(where, n_users):
         if user in order:
             raise DataFileError(file, f"user {user!r} appears twice in the train files")
         order[user] = len(order)
-        x, y = convert(file, user, x, y)
-        xs.append(x)
-        ys.append(y)
+        x_arr, y_arr = convert(file, user, x, y)
+        xs.append(x_arr)
+        ys.append(y_arr)
     groups = np.repeat(np.arange(len(ys)), [len(y) for y in ys])
     test_x, test_y, seen = [], [], set()
     for file, user, x, y in _leaf_users(where / "test"):
         if user in order and y:
-            x, y = convert(file, user, x, y)
-            test_x.append(x)
-            test_y.append(y)
+            x_arr, y_arr = convert(file, user, x, y)
+            test_x.append(x_arr)
+            test_y.append(y_arr)
             seen.add(user)
             if len(seen) == len(order):
                 break
@@ -551,7 +553,7 @@ def read_leaf(path: str, benchmark: str, n_users: int) -> DataArrays:
                       "read as spaces", stacklevel=2)
         for a in arrays:
             a[a < 0] = LEAF_ALPHABET.index(" ")
-    return DataArrays(*arrays, groups=groups)
+    return DataArrays(arrays[0], arrays[1], arrays[2], arrays[3], groups=groups)
 
 
 # ---------------------------------------------------------------------------------
@@ -570,7 +572,7 @@ def _npz_file(path: str) -> Path:
     return where
 
 
-def _npz_open(where: Path):
+def _npz_open(where: Path) -> np.lib.npyio.NpzFile:
     try:
         archive = np.load(where, allow_pickle=False)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
@@ -585,9 +587,10 @@ def _npz_open(where: Path):
     return archive
 
 
-def _npz_array(archive, where: Path, key: str) -> np.ndarray:
+def _npz_array(archive: np.lib.npyio.NpzFile, where: Path, key: str) -> np.ndarray:
     try:
-        return archive[key]
+        array: np.ndarray = archive[key]
+        return array
     except ValueError as err:
         if "pickle" in str(err):
             raise DataFileError(where, f"{key} is an object array (pickled data), which simfl "
@@ -597,7 +600,7 @@ def _npz_array(archive, where: Path, key: str) -> np.ndarray:
         raise DataFileError(where, f"{key} cannot be read ({err})") from None
 
 
-def _npz_labels(archive, where: Path) -> tuple[np.ndarray, np.ndarray]:
+def _npz_labels(archive: np.lib.npyio.NpzFile, where: Path) -> tuple[np.ndarray, np.ndarray]:
     out = []
     for key in ("y_train", "y_test"):
         y = _npz_array(archive, where, key)
@@ -608,10 +611,10 @@ def _npz_labels(archive, where: Path) -> tuple[np.ndarray, np.ndarray]:
     return out[0], out[1]
 
 
-def _npz_x_shape(archive, where: Path) -> tuple[int, ...]:
+def _npz_x_shape(archive: np.lib.npyio.NpzFile, where: Path) -> tuple[int, ...]:
     """x_train's shape from its .npy header, without reading its data."""
     try:
-        with archive.zip.open("x_train.npy") as f:
+        with archive.zip.open("x_train.npy") as f:  # type: ignore[union-attr]
             version = np.lib.format.read_magic(f)
             if version == (1, 0):
                 return np.lib.format.read_array_header_1_0(f)[0]

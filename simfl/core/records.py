@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import KeysView, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Iterator
 
@@ -88,15 +88,15 @@ class RoundOutcome:
         return self.multiplicity[self.selected.index(client)]
 
 
-class Record(Mapping):
+class Record(Mapping[str, Any]):
     """A frozen record that also reads as a mapping of its fields that are set (not None).
 
     The mapping view keeps code written against plain dicts working (``update.extra["t"]``,
     ``{**payload}``); new code reads the attributes.
     """
 
-    def keys(self):  # type: ignore[override]
-        return {f.name: None for f in dataclasses.fields(self)
+    def keys(self) -> KeysView[str]:
+        return {f.name: None for f in dataclasses.fields(self)  # type: ignore[arg-type]
                 if getattr(self, f.name) is not None}.keys()
 
     def __getitem__(self, key: str) -> Any:
@@ -114,7 +114,8 @@ class Record(Mapping):
         """Field by field with a record of the same class; as a mapping with a plain one."""
         if isinstance(other, Record):
             return type(other) is type(self) and all(
-                getattr(self, f.name) == getattr(other, f.name) for f in dataclasses.fields(self))
+                getattr(self, f.name) == getattr(other, f.name)
+                for f in dataclasses.fields(self))  # type: ignore[arg-type]
         if isinstance(other, Mapping):
             return dict(self.items()) == dict(other.items())
         return NotImplemented
@@ -165,7 +166,7 @@ class LocalPayload(Record):
     kind: ClassVar[str]
     paper: ClassVar[str] = ""
     result: ClassVar[type[LocalResult]] = LocalResult
-    _registry: ClassVar[Registry] = registry("local_rules")
+    _registry: ClassVar[Registry[Any]] = registry("local_rules")
 
     lr_scale: float | None = None
 

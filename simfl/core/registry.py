@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Generic, Iterator, TypeVar
+from typing import Any, Generic, Iterator, TypeVar
 
 from simfl.core.errors import ConfigError
 
@@ -69,10 +69,10 @@ def _same_definition(old: object, new: object) -> bool:
             and getattr(old, "__qualname__", None) == getattr(new, "__qualname__", 0))
 
 
-REGISTRIES: dict[str, Registry] = {}
+REGISTRIES: dict[str, Registry[Any]] = {}
 
 
-def registry(point: str) -> Registry:
+def registry(point: str) -> Registry[Any]:
     """The registry of an extension point, created on first use."""
     if point not in REGISTRIES:
         REGISTRIES[point] = Registry(point)

@@ -82,6 +82,7 @@ class SessionRun:
     def _gradient_rounds(self, start, session: int):
         from simfl.train.sessions import gradient_rounds
 
+        assert isinstance(self.cfg.init, Similarity)  # the only initialiser that asks for them
         v = self.cfg.init.gradient_rounds
         clients = np.flatnonzero(self.online.members(session))
         return gradient_rounds(self._half_lr, start, clients, self.n_samples, v,

@@ -52,7 +52,7 @@ class NullTrainer:
     """
 
     params = None
-    accuracy = None
+    accuracy: float | None = None
 
     def begin_round(self, round: int, t_s: float) -> None:
         pass

@@ -23,6 +23,7 @@ from simfl.core.config.dataset import (Blobs, Cifar10, Cifar100, Dataset, Digits
                                        Mnist5k, Npz, Quadratic, Synthetic)
 from simfl.core.config.model import CharLstm, Cnn, Lenet5, Logreg, Mlp, Model
 from simfl.core.config.task import Dirichlet, Iid, Native, Partition, Shards, Task
+from simfl.core.config.scripted import ScriptedAvailability, ScriptedErasureChannel, ScriptedMac
 
 __all__ = [
     "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule",
@@ -42,5 +43,6 @@ __all__ = [
     "CVaR", "FedProx", "Quadratic",
     "Mnist5k",
     "Cifar10", "Cifar100", "Idx", "Leaf", "Npz",
+    "ScriptedAvailability", "ScriptedErasureChannel", "ScriptedMac",
     "CharLstm", "Cnn", "Lenet5",
 ]

@@ -146,7 +146,7 @@ class LogNormal(FedGSMode):
 
     def validate(self) -> None:
         super().validate()
-        require(self.beta < 1.0, "beta", self.beta, "a number in [0, 1) (sigma = -ln(1 - beta))")
+        require(self.beta is not None and self.beta < 1.0, "beta", self.beta, "a number in [0, 1) (sigma = -ln(1 - beta))")
 
 
 @dataclass(frozen=True)

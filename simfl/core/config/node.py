@@ -73,7 +73,7 @@ class Node:
         changing what it derives from (a kind, a variant) derives it afresh.
         """
         object.__setattr__(self, name, value)
-        object.__setattr__(self, "_derived", self._derived | {name})
+        object.__setattr__(self, "_derived", getattr(self, "_derived") | {name})
 
     @classmethod
     def field_names(cls) -> list[str]:
@@ -92,7 +92,7 @@ class Node:
 
     def explicit_dict(self) -> dict[str, Any]:
         """:meth:`to_dict` with every derived default (see :meth:`_set_default`) null."""
-        derived = getattr(self, "_derived", frozenset())
+        derived: frozenset[str] = getattr(self, "_derived", frozenset())
         return {f.name: None if f.name in derived else _plain(getattr(self, f.name), True)
                 for f in dataclasses.fields(self)}
 
@@ -107,7 +107,7 @@ class Choice(Node):
 
     kind: ClassVar[str]
     paper: ClassVar[str] = ""
-    _registry: ClassVar[Registry]
+    _registry: ClassVar[Registry[Any]]
 
     def __init_subclass__(cls, point: str | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -123,13 +123,15 @@ class Choice(Node):
         if isinstance(value, cls):
             return value
         if isinstance(value, str):
-            return cls._registry.get(value)()
+            made: Choice = cls._registry.get(value)()
+            return made
         if isinstance(value, dict):
             if "kind" not in value:
                 raise ConfigError("kind", None, f"one of the {cls._registry.point}: "
                                   f"{', '.join(cls._registry.names())}")
             chosen = cls._registry.get(value["kind"])
-            return chosen.from_dict({k: v for k, v in value.items() if k != "kind"})
+            return chosen.from_dict(  # type: ignore[no-any-return]
+                {k: v for k, v in value.items() if k != "kind"})
         raise ConfigError("", value, f"a name or table of one of the {cls._registry.point}: "
                           f"{', '.join(cls._registry.names())}")
 

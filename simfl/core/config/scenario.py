@@ -135,7 +135,7 @@ def apply_overrides(scenario: Scenario, overrides: list[tuple[str, Any]]) -> Sce
                     table.update({other: None for other in group if other != last})
         else:
             raise ConfigError(key, value, _keys_at(cls, parts[:-1]))
-    return Scenario.from_dict(tree)
+    return Scenario.from_dict(tree)  # type: ignore[return-value]
 
 
 def _default_table(cls: type[Node], name: str) -> dict[str, Any]:
@@ -161,9 +161,10 @@ def _node_type(cls: type[Node], name: str) -> type[Node] | None:
     return hint if isinstance(hint, type) and issubclass(hint, Node) else None
 
 
-def _kind_class(base: type[Choice], table: dict, path: list[str]) -> type[Choice]:
+def _kind_class(base: type[Choice], table: dict[str, Any], path: list[str]) -> type[Choice]:
     try:
-        return base._registry.get(table.get("kind"))
+        chosen: type[Choice] = base._registry.get(table.get("kind"))
+        return chosen
     except ConfigError as err:
         raise err.within(".".join(path)) from None
 
@@ -214,6 +215,7 @@ def load_scenario(name_or_path: str) -> Scenario:
     """Import a scenario script and call its ``scenario()`` function."""
     path = resolve_scenario_path(name_or_path)
     spec = importlib.util.spec_from_file_location(f"simfl_scenario_{path.stem}", path)
+    assert spec is not None and spec.loader is not None  # a .py path always has both
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     make = getattr(module, "scenario", None)

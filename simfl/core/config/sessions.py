@@ -117,6 +117,7 @@ class Sessions(Node):
         """Index of the session in force for a round that opens at ``t_s``."""
         if self.rounds_per_session is not None:
             return round // self.rounds_per_session
+        assert self.session_s is not None  # validate: one of the two is set
         return int(math.floor(t_s / self.session_s))
 
     def group_of(self, session: int) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -116,7 +116,7 @@ class Task(Node):
         if self.local_epochs is None and self.local_steps is None:
             self._set_default("local_epochs", 1)
 
-    def work_samples(self, n_samples):
+    def work_samples(self, n_samples: Any) -> Any:
         """Samples processed by one round of local training on ``n_samples`` samples
         (an int, or an array of every client's size: one vectorised call)."""
         if self.local_steps is not None:

@@ -1,0 +1,184 @@
+"""The contracts of the network's extension points, for every registered kind.
+
+channels  ``build_link(cfg, rngs)`` gives a :class:`simfl.sim.channel.Link` whose
+          ``transmit`` returns a Delivery (``ok`` a bool, a positive airtime set by the
+          rate alone), the same deliveries again from the same seed and streams, and
+          needs no generator when ``draws`` is False.
+rates     an ideal link at the rate takes a positive airtime proportional to the bytes
+          sent (no fading: the rate alone sets it), the same every time.
+macs      ``build_mac(cfg, env, rngs, n)`` answers a round: ``request`` is None (access
+          now) or an event that succeeds with True or False, not before the round opened;
+          the wall time of an attempt is at least its airtime, the radio's share of it
+          between 0 and the wall time; ``forwards`` and ``leave`` are bools;
+          ``close_round`` a dict; the same seed gives the same round.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import simpy
+
+from simfl.core.config.network import Channel, IdealChannel, Mac
+from simfl.core.config.scripted import ScriptedErasureChannel, ScriptedMac
+from simfl.core.rng import RngTree
+from simfl.sim import channel as channel_module
+from simfl.sim import mac as mac_module
+from simfl.sim.channel import Delivery, FixedRate, Link, build_link
+from simfl.sim.mac import IdealAccess, build_mac
+
+from .kinds import config_of, kinds, registered_for_now
+
+#: kinds that need more than their defaults to be built (none today)
+CHANNEL_CASES: dict = {}
+RATE_CASES: dict = {}
+#: a script that exercises the scripted MAC's three paths: granted late, refused, never
+MAC_CASES = {"scripted": lambda: ScriptedMac(grant_s=(0.0, 0.5, float("inf")), refused=(4,))}
+
+N_CLIENTS = 6
+N_BYTES = 1000
+
+
+def deliveries(cfg: Channel, seed: int = 1) -> list[tuple[int, bool, float]]:
+    rngs = RngTree(seed)
+    link = build_link(cfg, rngs)
+    assert isinstance(link, Link)
+    out = []
+    for attempt in range(12):
+        for client in range(4):
+            rng = rngs.stream(f"contract/{client}") if link.draws else None
+            got = link.transmit(0.25 * attempt, N_BYTES, rng, client=client)
+            assert isinstance(got, Delivery)
+            assert isinstance(got.ok, bool), f"ok is {type(got.ok).__name__}, not bool"
+            assert got.airtime_s > 0
+            out.append((client, got.ok, got.airtime_s))
+    return out
+
+
+def channel_contract(cfg: Channel) -> None:
+    got = deliveries(cfg)
+    assert got == deliveries(cfg), "the same seed and streams gave other deliveries"
+    if isinstance(cfg.rate, FixedRate) and not cfg.fading:
+        assert all(a == pytest.approx(N_BYTES * 8 / cfg.rate.rate_bps) for _, _, a in got)
+
+
+@pytest.mark.parametrize("name", kinds("channels"))
+def test_channel_contract(name):
+    channel_contract(config_of("channels", name, CHANNEL_CASES))
+
+
+@pytest.mark.parametrize("name", kinds("rates"))
+def test_rate_contract(name):
+    cfg = IdealChannel(rate=config_of("rates", name, RATE_CASES))
+    link = build_link(cfg, RngTree(0))
+    one = link.transmit(0.0, N_BYTES, None).airtime_s
+    assert 0 < one < np.inf
+    assert link.transmit(1.0, 2 * N_BYTES, None).airtime_s == pytest.approx(2 * one)
+    assert build_link(cfg, RngTree(0)).transmit(0.0, N_BYTES, None).airtime_s == one
+
+
+def mac_round(cfg: Mac, seed: int = 2, t_open_s: float = 1.0, airtime_s: float = 0.05):
+    env = simpy.Environment()
+    access = build_mac(cfg, env, RngTree(seed), N_CLIENTS)
+    assert isinstance(access, IdealAccess)
+    seen = []
+
+    def device(client):
+        asked = access.request(client)
+        granted = True
+        if asked is not None:
+            assert isinstance(asked, simpy.Event)
+            granted = yield asked
+            assert isinstance(granted, (bool, np.bool_)), f"access event value {granted!r}"
+        assert env.now >= t_open_s
+        t_granted_s = env.now
+        if not granted:
+            seen.append((client, env.now, False, None, None, None))
+            return
+        wall_s = access.wall_time_s(client, env.now, airtime_s)
+        radio_s = access.radio_s(client, airtime_s, wall_s)
+        assert wall_s >= airtime_s * (1 - 1e-12)
+        assert 0 <= radio_s <= wall_s * (1 + 1e-12)
+        yield env.timeout(wall_s)
+        forwards = access.forwards(client)
+        assert isinstance(forwards, (bool, np.bool_))
+        seen.append((client, t_granted_s, True, wall_s, radio_s, bool(forwards)))
+
+    def server():
+        yield env.timeout(t_open_s)
+        access.open_round(0, np.arange(N_CLIENTS))
+        for client in range(N_CLIENTS):
+            env.process(device(client))
+
+    env.process(server())
+    env.run(until=t_open_s + 1000.0)
+    waiting = [c for c in range(N_CLIENTS) if c not in {s[0] for s in seen}]
+    for client in waiting:
+        assert isinstance(access.leave(client), (bool, np.bool_))
+    assert isinstance(access.close_round(), dict)
+    return seen, waiting
+
+
+def mac_contract(cfg: Mac) -> None:
+    first = mac_round(cfg)
+    assert first == mac_round(cfg), "the same seed gave another round"
+
+
+@pytest.mark.parametrize("name", kinds("macs"))
+def test_mac_contract(name):
+    mac_contract(config_of("macs", name, MAC_CASES))
+
+
+def test_the_scripted_mac_grants_refuses_and_withholds_as_listed():
+    seen, waiting = mac_round(MAC_CASES["scripted"]())
+    grants = {c: (t, ok) for c, t, ok, *_ in seen}
+    assert grants[0] == (1.0, True) and grants[3] == (1.0, True)  # grant_s[0] = 0
+    assert grants[1] == (1.5, True) and grants[4] == (1.0, False)  # 0.5 s late; refused
+    assert waiting == [2, 5]  # grant_s = inf
+
+
+def test_the_scripted_channel_loses_the_listed_attempts_only():
+    got = deliveries(ScriptedErasureChannel(lost=(True, False, False), clients=(1, 3)))
+    for client in range(4):
+        oks = [ok for c, ok, _ in got if c == client]
+        assert oks == ([False, True, True] * 4 if client in (1, 3) else [True] * 12)
+
+
+# ---------------------------------------------------------------------------------
+# a kind that breaks its contract is caught
+
+
+def test_a_channel_whose_losses_ignore_the_seed_fails_the_contract():
+    with registered_for_now("channels", channel_module._LINKS):
+        @dataclass(frozen=True)
+        class Flaky(Channel):
+            """Loses on a generator of its own (breaks reproducibility)."""
+            kind = "flaky_for_test"
+
+        class FlakyLink(Link):
+            def _lost(self, t_s, airtime_s, snr, client, rng):
+                return bool(np.random.default_rng().random() < 0.5)
+
+        channel_module._LINKS[Flaky] = FlakyLink
+        with pytest.raises(AssertionError, match="same seed"):
+            channel_contract(config_of("channels", "flaky_for_test", {}))
+
+
+def test_a_mac_whose_access_event_answers_a_number_fails_the_contract():
+    with registered_for_now("macs", mac_module._ACCESS):
+        @dataclass(frozen=True)
+        class Early(Mac):
+            """Answers with a number instead of a bool."""
+            kind = "early_for_test"
+
+        class EarlyAccess(IdealAccess):
+            def request(self, client):
+                answer = self.env.event()
+                answer.succeed(1)
+                return answer
+
+        mac_module._ACCESS[Early] = EarlyAccess
+        with pytest.raises(AssertionError, match="access event value"):
+            mac_contract(config_of("macs", "early_for_test", {}))
+        assert "early_for_test" in kinds("macs")
+    assert "early_for_test" not in kinds("macs")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
+import simpy
 
 from simfl.algorithms import build_aggregator, build_sampler
 from simfl.algorithms.report import N_AGGREGATED, STEPPED, WAITING_FOR
@@ -32,8 +33,9 @@ from simfl.metrics.recorder import RunRecorder
 from simfl.metrics.rundir import fresh_run_dir
 from simfl.preflight import preflight
 from simfl.sim.availability import build_availability
-from simfl.sim.battery import Batteries
-from simfl.sim.channel import build_link
+from simfl.sim.battery import build_energy_source
+from simfl.sim.channel import Links, build_link
+from simfl.sim.mac import build_mac
 from simfl.sim.sessions import SessionOnline
 from simfl.sim.simulation import Simulation
 
@@ -138,18 +140,20 @@ def run_scenario(scenario: Scenario, out_dir: Path | None = None,
     online = build_availability(availability, task.n_clients, rngs, n_samples, label_counts)
     if sessions is not None:
         online = SessionOnline(online, sessions, task.n_clients)
+    env = simpy.Environment()
+    energy = build_energy_source(task.n_clients, scenario.population.battery,
+                                 scenario.population.energy, rngs, _nominal_rate_bps(net_cfg.uplink))
     sim = Simulation(
         rngs=rngs, n_samples=n_samples,
         work_samples=np.asarray(task.work_samples(n_samples), dtype=float),
         samples_per_s=speeds,
         online=online,
-        links={"downlink": build_link(net_cfg.downlink, rngs), "uplink": build_link(net_cfg.uplink, rngs)},
+        links=Links(build_link(net_cfg.downlink, rngs), build_link(net_cfg.uplink, rngs)),
         model_bytes=model_bytes, arq_max_attempts=net_cfg.arq_max_attempts,
         clients_per_round=server.clients_per_round, overcommit=server.overcommit,
-        deadline_s=server.deadline_s, keep_events=run.events,
-        battery=Batteries(task.n_clients, scenario.population.battery,
-                          scenario.population.energy, rngs, _nominal_rate_bps(net_cfg.uplink)), mac=net_cfg.mac,
-        keep_late=server.algorithm.wants_late)
+        deadline_s=server.deadline_s, keep_events=run.events, battery=energy,
+        mac=build_mac(net_cfg.mac, env, rngs, task.n_clients, energy.charge_transmissions),
+        keep_late=server.algorithm.wants_late, env=env)
     trainer = None if run.timing_only else _Trainer(scenario, data, rngs)
     probe = _Probe(sim, data, trainer, rngs)
     sampler = build_sampler(server.sampler, probe, rngs, server.clients_per_round)

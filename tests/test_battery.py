@@ -15,6 +15,7 @@ from simfl.metrics.rundir import read_csv
 from simfl.metrics.invariants import check_energy
 from simfl.sim.availability import AlwaysOnline
 from simfl.sim.battery import Batteries
+from simfl.sim.energy_source import InfiniteEnergy
 from simfl.sim.channel import build_link
 from simfl.sim.simulation import Simulation
 
@@ -50,14 +51,14 @@ def test_every_arq_attempt_costs_its_bits():
     # 3 lost uplink attempts of 8000 bits at 1e-4 J/bit, 1 s compute at 1 W
     energy = Energy(compute_w=1.0, tx_j_per_bit=1e-4, rx_w=0.0)
     sim = make_sim(n_clients=1, upload_s=1.0, p_erasure=1.0, arq=3, deadline_s=100.0,
-                   battery=Batteries(1, None, energy))
+                   battery=InfiniteEnergy(1, energy))
     outcome = sim.run_round(0, everyone)
     assert reasons(outcome) == {0: "erased"} and outcome.retries == 2
     assert outcome.energy_j == pytest.approx(1.0 + 3 * 0.8, abs=1e-9)
 
 
 def test_infinite_energy_meters_but_never_interrupts():
-    b = Batteries(2, None, Energy(compute_w=1e9))
+    b = InfiniteEnergy(2, Energy(compute_w=1e9))
     sim = make_sim(n_clients=2, compute_s=(1.0, 2.0), battery=b)
     outcome = sim.run_round(0, everyone)
     assert len(outcome.received) == 2 and outcome.energy_j > 3e9
@@ -214,7 +215,7 @@ def aloha_sim(battery, n_clients=2, deadline_s=1.0):
 def test_every_contention_transmission_costs_energy():
     # 10 collided slots of 0.1 s at 2 W, plus 1 s of waiting at 0.5 W: 2.5 J per client
     energy = Energy(idle_w=0.5, compute_w=0.0, tx_w=2.0, rx_w=0.0)
-    sim = aloha_sim(Batteries(2, None, energy))
+    sim = aloha_sim(InfiniteEnergy(2, energy))
     outcome = sim.run_round(0, everyone)
     assert reasons(outcome) == {0: "collided", 1: "collided"}
     assert outcome.energy_j == pytest.approx(5.0, abs=1e-9)

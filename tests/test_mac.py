@@ -15,7 +15,10 @@ from simfl.sim.mac import build_mac, tdma_finish_s
 
 
 def with_mac(sim, cfg):
-    sim.mac = build_mac(cfg, sim.env, sim.rngs, len(sim.n_samples))
+    """``sim`` (before its first round) with the uplink MAC of ``cfg``, charging its
+    contention transmissions to the simulation's energy source."""
+    sim.devices.mac = sim.mac = build_mac(cfg, sim.env, sim.rngs, len(sim.n_samples),
+                                          sim.energy.charge_transmissions)
     return sim
 
 
@@ -210,11 +213,11 @@ def test_server_side_never_reads_the_relay_probabilities(tiny_scenario, tmp_path
 # ---- TDMA energy: waiting for the slot costs idle power, transmitting costs the airtime
 
 def _tdma_energy_sim(energy, mode):
-    from simfl.sim.battery import Batteries
+    from simfl.sim.energy_source import InfiniteEnergy
 
     # three clients, 0.25 s of airtime each, frames of 3 x 0.1 s slots from t = 0
     return with_mac(make_sim(n_clients=3, compute_s=(0.0,), upload_s=0.25, deadline_s=10.0,
-                             battery=Batteries(3, None, energy)),
+                             battery=InfiniteEnergy(3, energy)),
                     TdmaMac(mode=mode, slot_s=0.1))
 
 
@@ -294,9 +297,9 @@ def test_aloha_smallest_access_probability_runs_without_overflow():
 def _granted_in_turn(data_phase, channels=1, energy=None, deadline_s=10.0):
     """Clients ready at 0, 0.05 and 0.25 s transmit alone in slots 0, 1 and 3 (0.1 s
     slots, access prob 1), so they are granted at 0.1, 0.2 and 0.4 s; uploads take 1 s."""
-    from simfl.sim.battery import Batteries
+    from simfl.sim.energy_source import InfiniteEnergy
 
-    battery = None if energy is None else Batteries(3, None, energy)
+    battery = None if energy is None else InfiniteEnergy(3, energy)
     sim = make_sim(n_clients=3, compute_s=(0.0, 0.05, 0.25), upload_s=1.0,
                    deadline_s=deadline_s, battery=battery)
     return with_mac(sim, SlottedAlohaMac(access_prob=1.0, slot_s=0.1, channels=channels,

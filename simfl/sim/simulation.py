@@ -105,6 +105,8 @@ class Simulation:
         self._late_landed: list[Arrival] = []  # late uploads since the last round closed
         self.rngs = rngs
         self.n_samples = n_samples
+        self.work_samples = work_samples
+        self.model_bytes = model_bytes
         self.online = online
         self.n_invites = math.ceil(overcommit * clients_per_round)
         self.clients_per_round = clients_per_round

@@ -270,3 +270,30 @@ def test_missing_reasons_are_str_enums_equal_to_their_table_names():
     assert f"{MissingReason.LATE}" == "late" and f"{EventKind.ROUND_OPEN}" == "round_open"
     outcome = make_sim(n_clients=2, compute_s=(1.0, 20.0)).run_round(0, everyone)
     assert [m.reason for m in outcome.missing] == [MissingReason.LATE]
+
+
+def test_built_collaborators_are_injected_and_must_share_the_clock():
+    import simpy
+
+    from simfl.core.config import Energy, SlottedAlohaMac
+    from simfl.sim.channel import Links
+    from simfl.sim.energy_source import InfiniteEnergy
+    from simfl.sim.mac import build_mac
+    from simfl.sim.simulation import Simulation
+
+    template = make_sim(n_clients=2, compute_s=(0.0,), upload_s=1.0, deadline_s=1.0)
+    env, rngs = simpy.Environment(), RngTree(4)
+    energy = InfiniteEnergy(2, Energy(idle_w=0.0, compute_w=0.0, tx_w=2.0, rx_w=0.0))
+    mac = build_mac(SlottedAlohaMac(access_prob=1.0, slot_s=0.1), env, rngs, 2,
+                    energy.charge_transmissions)
+    common = dict(rngs=rngs, n_samples=np.full(2, 10), work_samples=np.zeros(2),
+                  samples_per_s=np.ones(2), online=template.online,
+                  links=Links(template.links.downlink, template.links.uplink), model_bytes=1000,
+                  arq_max_attempts=1, clients_per_round=2, overcommit=1.0, deadline_s=1.0,
+                  battery=energy, mac=mac)
+    sim = Simulation(**common, env=env)
+    assert sim.env is env and sim.mac is mac and sim.energy is energy
+    outcome = sim.run_round(0, everyone)  # ten collided slots of 0.1 s at 2 W, each
+    assert outcome.energy_j == pytest.approx(2 * 10 * 0.1 * 2.0)
+    with pytest.raises(ValueError, match="clock"):
+        Simulation(**common, env=simpy.Environment())

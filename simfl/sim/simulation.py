@@ -99,7 +99,7 @@ class Simulation:
         mac_cfg = mac.cfg if isinstance(mac, IdealAccess) else mac
         if keep_late and not isinstance(mac_cfg, IdealMac):
             raise ValueError("keep_late needs the ideal MAC (contention is resolved per round)")
-        self.env = env = env or simpy.Environment()
+        self.env = env = env if env is not None else simpy.Environment()
         self.keep_late = keep_late
         self.late_running: dict[int, int] = {}  # late client at work -> round it was invited in
         self._late_landed: list[Arrival] = []  # late uploads since the last round closed

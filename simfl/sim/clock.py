@@ -20,7 +20,8 @@ import simpy
 
 
 class LateEvents:
-    """Maker of late timeouts on one SimPy clock."""
+    """Maker of late timeouts on one SimPy clock (one per clock: two would each wait for
+    the other's zero-delay steps forever)."""
 
     def __init__(self, env: simpy.Environment) -> None:
         self.env = env

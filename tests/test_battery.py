@@ -15,6 +15,7 @@ from simfl.metrics.rundir import read_csv
 from simfl.metrics.invariants import check_energy
 from simfl.sim.availability import AlwaysOnline
 from simfl.sim.battery import Batteries
+from simfl.sim.energy_source import InfiniteEnergy
 from simfl.sim.channel import build_link
 from simfl.sim.simulation import Simulation
 
@@ -50,14 +51,14 @@ def test_every_arq_attempt_costs_its_bits():
     # 3 lost uplink attempts of 8000 bits at 1e-4 J/bit, 1 s compute at 1 W
     energy = Energy(compute_w=1.0, tx_j_per_bit=1e-4, rx_w=0.0)
     sim = make_sim(n_clients=1, upload_s=1.0, p_erasure=1.0, arq=3, deadline_s=100.0,
-                   battery=Batteries(1, None, energy))
+                   battery=InfiniteEnergy(1, energy))
     outcome = sim.run_round(0, everyone)
     assert reasons(outcome) == {0: "erased"} and outcome.retries == 2
     assert outcome.energy_j == pytest.approx(1.0 + 3 * 0.8, abs=1e-9)
 
 
 def test_infinite_energy_meters_but_never_interrupts():
-    b = Batteries(2, None, Energy(compute_w=1e9))
+    b = InfiniteEnergy(2, Energy(compute_w=1e9))
     sim = make_sim(n_clients=2, compute_s=(1.0, 2.0), battery=b)
     outcome = sim.run_round(0, everyone)
     assert len(outcome.received) == 2 and outcome.energy_j > 3e9
@@ -214,7 +215,7 @@ def aloha_sim(battery, n_clients=2, deadline_s=1.0):
 def test_every_contention_transmission_costs_energy():
     # 10 collided slots of 0.1 s at 2 W, plus 1 s of waiting at 0.5 W: 2.5 J per client
     energy = Energy(idle_w=0.5, compute_w=0.0, tx_w=2.0, rx_w=0.0)
-    sim = aloha_sim(Batteries(2, None, energy))
+    sim = aloha_sim(InfiniteEnergy(2, energy))
     outcome = sim.run_round(0, everyone)
     assert reasons(outcome) == {0: "collided", 1: "collided"}
     assert outcome.energy_j == pytest.approx(5.0, abs=1e-9)
@@ -324,3 +325,44 @@ def test_a_device_never_spends_more_than_its_battery_held():
     assert b.min_stored_j.tolist() == [0.0, 0.0]
     assert b.used_j == pytest.approx([36_000.0, 36_000.0], rel=1e-12)
     assert outcome.energy_j == pytest.approx(72_000.0, rel=1e-12)
+
+
+# ---- the split: power model, charging window, energy sources
+
+def test_power_model_prices_each_state():
+    from simfl.sim.power_model import PowerModel
+
+    fixed = PowerModel(Energy(idle_w=0.5, compute_w=3.0, tx_w=2.0, rx_w=1.0))
+    assert fixed.state_w("compute") == (3.0, None) and fixed.state_w("idle") == (0.5, None)
+    assert fixed.state_w("tx", 8000, 2.0) == (2.0, None) and fixed.state_w("rx", 8000, 2.0) == (1.0, None)
+    per_bit = PowerModel(Energy(tx_j_per_bit=1e-4, rx_j_per_bit=1e-5), tx_rate_bps=1000.0)
+    assert per_bit.state_w("tx", 8000, 2.0) == pytest.approx((0.4, None))
+    assert per_bit.state_w("rx", 8000, 0.0) == (0.0, pytest.approx(0.08))  # a lump
+    assert per_bit.contention_w() == pytest.approx(0.1)
+    assert fixed.spread_w(2.0, 1.0, 3.0) == pytest.approx((2.0 + 0.5 * 2.0) / 3.0)
+
+
+def test_charging_window_wraps_midnight_and_no_charging_never_plugs():
+    from simfl.sim.charging import ChargingWindow, NoCharging
+
+    window = ChargingWindow(Charging(power_w=10.0, start_hour=22.0, end_hour=6.0), 3600.0, 180.0)
+    assert window.plugged(23 * HOUR, 23.5 * HOUR) and window.plugged(1 * HOUR, 2 * HOUR)
+    assert not window.plugged(12 * HOUR, 13 * HOUR)
+    assert window.next_edge(np.array([12 * HOUR, 22 * HOUR])).tolist() == [22 * HOUR, 30 * HOUR]
+    assert window.charge(np.array([0.0, 3590.0]), np.array([100.0, 100.0])).tolist() == [1000.0, 3600.0]
+    assert window.restart_in_s(np.array([0.0])).tolist() == [18.0]
+    never = NoCharging()
+    assert not never.plugged(0.0, 1.0) and not never.plugged_after(5.0)
+    assert never.next_edge(np.array([0.0])).tolist() == [math.inf]
+    assert never.charge(np.array([1.0]), np.array([5.0])).tolist() == [1.0]
+
+
+def test_build_energy_source_picks_batteries_or_an_infinite_meter():
+    from simfl.sim.battery import build_energy_source
+
+    infinite = build_energy_source(3, None, Energy())
+    assert isinstance(infinite, InfiniteEnergy) and infinite.alive(0, 0.0).all()
+    assert set(infinite.table()) == {"client", "energy_j", "battery_deaths"}
+    finite = build_energy_source(3, Battery(initial_soc=0.0), Energy(), RngTree(0))
+    assert isinstance(finite, Batteries) and not finite.alive(0, 0.0).any()
+    assert finite.is_dead(1) and not infinite.is_dead(1)

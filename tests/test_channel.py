@@ -205,3 +205,42 @@ def test_transmit_without_client_still_works():
     link = build_link(GilbertElliottChannel(rate=SECOND))
     delivery = link.transmit(0.0, 1000, np.random.default_rng(0))
     assert delivery.airtime_s == 1.0
+
+
+# ---- ARQ transfer on the simulation clock
+
+def test_arq_transfer_retries_back_to_back_and_reports_each_attempt():
+    import simpy
+
+    from simfl.sim.channel import arq_transfer
+
+    env = simpy.Environment()
+    link = build_link(ErasureChannel(p=0.5, rate=FixedRate(rate_bps=8000.0)))  # 1 s attempts
+    rng = RngTree(3).stream("arq")
+    twin, reference = build_link(link.cfg), RngTree(3).stream("arq")  # the same draws
+    expected = [not twin.transmit(0.0, 1000, reference, client=0).ok for _ in range(6)]
+    attempts, lost = [], []
+    proc = env.process(arq_transfer(env, link, 1000, rng, client=0, max_attempts=6,
+                                    on_attempt=lambda radio, wall: attempts.append(env.now),
+                                    on_lost=lambda n, retrying: lost.append((n, retrying))))
+    env.run(proc)
+    n_lost = expected.index(False) if False in expected else 6
+    assert proc.value == (n_lost < 6)
+    assert attempts == [float(i) for i in range(min(n_lost + 1, 6))]
+    assert lost == [(i + 1, i + 1 < 6) for i in range(n_lost)]
+    assert env.now == min(n_lost + 1, 6)
+
+
+def test_arq_transfer_uses_the_sharing_rule_for_wall_time():
+    import simpy
+
+    from simfl.sim.channel import arq_transfer
+
+    env = simpy.Environment()
+    link = build_link(IdealChannel(rate=FixedRate(rate_bps=8000.0)))
+    seen = []
+    proc = env.process(arq_transfer(env, link, 1000, None, client=4, max_attempts=2,
+                                    share=lambda c, t, air: (3 * air + c, air),
+                                    on_attempt=lambda radio, wall: seen.append((radio, wall))))
+    env.run(proc)
+    assert proc.value is True and seen == [(1.0, 7.0)] and env.now == 7.0

@@ -94,7 +94,7 @@ def calls(source: str, opening: str) -> list[str]:
 
 def logged_event_kinds() -> set[str]:
     """The event kinds the simulator logs, read from its source."""
-    from simfl.core.records import MISSING_REASONS
+    from simfl.core.records import MISSING_REASONS, EventKind
 
     sim = "\n".join(p.read_text() for p in (ROOT / "simfl" / "sim").glob("*.py"))
     kinds = set(re.findall(r"\blog\([^,()]+(?:\([^()]*\))?,\s*\"(\w+)\"", sim))
@@ -105,13 +105,13 @@ def logged_event_kinds() -> set[str]:
     streams = {re.findall(r"\"(\w+)\"", call)[-1] for call in calls(experiment, "self._exchange(")}
     assert suffixes and streams, "query exchange event kinds not found in the source"
     kinds |= {f"{s}_{x}" for s in streams for x in suffixes}
-    return kinds | set(MISSING_REASONS)
+    return kinds | set(MISSING_REASONS) | {kind.value for kind in EventKind}
 
 
 def test_run_directory_names_every_column_reason_and_event_kind():
     from simfl.core.config import Battery, Energy
     from simfl.core.rng import RngTree
-    from simfl.metrics.rundir import EVAL_COLUMNS, EVENT_COLUMNS, ROUND_COLUMNS
+    from simfl.metrics.rundir import EVAL_COLUMNS, EVENT_COLUMNS, MAC_COLUMNS, ROUND_COLUMNS
     from simfl.sim.battery import Batteries
 
     names = documented("run-directory.md")
@@ -119,7 +119,8 @@ def test_run_directory_names_every_column_reason_and_event_kind():
     kinds = logged_event_kinds()
     assert {"round_open", "arrived", "attempt_lost", "mac_slots", "battery_dead",
             "loss_query_open", "graph_lost", "late"} <= kinds
-    expected = (set(ROUND_COLUMNS) | set(EVAL_COLUMNS) | set(EVENT_COLUMNS) | set(clients)
+    expected = (set(ROUND_COLUMNS) | set(EVAL_COLUMNS) | set(EVENT_COLUMNS) | set(MAC_COLUMNS)
+                | set(clients)
                 | kinds | {"n_late_stored", "session"})
     assert not expected - names, f"not in docs/run-directory.md: {sorted(expected - names)}"
 

@@ -15,7 +15,10 @@ from simfl.sim.mac import build_mac, tdma_finish_s
 
 
 def with_mac(sim, cfg):
-    sim.mac = build_mac(cfg, sim.env, sim.rngs, len(sim.n_samples))
+    """``sim`` (before its first round) with the uplink MAC of ``cfg``, charging its
+    contention transmissions to the simulation's energy source."""
+    sim.devices.mac = sim.mac = build_mac(cfg, sim.env, sim.rngs, len(sim.n_samples),
+                                          sim.energy.charge_transmissions)
     return sim
 
 
@@ -210,11 +213,11 @@ def test_server_side_never_reads_the_relay_probabilities(tiny_scenario, tmp_path
 # ---- TDMA energy: waiting for the slot costs idle power, transmitting costs the airtime
 
 def _tdma_energy_sim(energy, mode):
-    from simfl.sim.battery import Batteries
+    from simfl.sim.energy_source import InfiniteEnergy
 
     # three clients, 0.25 s of airtime each, frames of 3 x 0.1 s slots from t = 0
     return with_mac(make_sim(n_clients=3, compute_s=(0.0,), upload_s=0.25, deadline_s=10.0,
-                             battery=Batteries(3, None, energy)),
+                             battery=InfiniteEnergy(3, energy)),
                     TdmaMac(mode=mode, slot_s=0.1))
 
 
@@ -294,9 +297,9 @@ def test_aloha_smallest_access_probability_runs_without_overflow():
 def _granted_in_turn(data_phase, channels=1, energy=None, deadline_s=10.0):
     """Clients ready at 0, 0.05 and 0.25 s transmit alone in slots 0, 1 and 3 (0.1 s
     slots, access prob 1), so they are granted at 0.1, 0.2 and 0.4 s; uploads take 1 s."""
-    from simfl.sim.battery import Batteries
+    from simfl.sim.energy_source import InfiniteEnergy
 
-    battery = None if energy is None else Batteries(3, None, energy)
+    battery = None if energy is None else InfiniteEnergy(3, energy)
     sim = make_sim(n_clients=3, compute_s=(0.0, 0.05, 0.25), upload_s=1.0,
                    deadline_s=deadline_s, battery=battery)
     return with_mac(sim, SlottedAlohaMac(access_prob=1.0, slot_s=0.1, channels=channels,
@@ -343,3 +346,64 @@ def test_aloha_serialised_queue_is_freed_by_clients_that_leave():
 def test_aloha_data_phase_is_checked():
     with pytest.raises(ConfigError, match="data_phase"):
         SlottedAlohaMac(data_phase="queued")
+
+
+# ---- slot statistics as records, and mac.csv
+
+def test_aloha_round_outcome_carries_slot_records():
+    from simfl.core.records import MacSlots
+
+    sim = with_mac(make_sim(n_clients=2, compute_s=(0.0,), upload_s=1.0, deadline_s=1.0,
+                            seed=4), SlottedAlohaMac(access_prob=1.0, slot_s=0.1))
+    assert sim.run_round(0, everyone).mac_slots == (MacSlots(0, 2, 10, 0),)
+    assert sim.run_round(1, everyone).mac_slots == (MacSlots(1, 2, 10, 0),)
+
+
+def test_slot_records_match_the_mac_slots_event_text():
+    sim = with_mac(make_sim(n_clients=6, compute_s=(0.0, 0.05, 0.13), upload_s=0.2,
+                            deadline_s=1e4, seed=2),
+                   SlottedAlohaMac(access_prob=0.3, slot_s=0.1, channels=2))
+    outcome = sim.run_round(0, everyone)
+    detail = next(e.detail for e in sim.events if e.kind == "mac_slots")
+    assert detail == " ".join(f"{s.contenders}:{s.slots}:{s.successes}"
+                              for s in outcome.mac_slots)
+    assert [s.contenders for s in outcome.mac_slots] == sorted({s.contenders
+                                                                for s in outcome.mac_slots})
+    assert sum(s.successes for s in outcome.mac_slots) == 6
+
+
+@pytest.mark.parametrize("mac", [None, TdmaMac(slot_s=0.1)])
+def test_macs_without_contention_have_no_slot_records(mac):
+    sim = make_sim(n_clients=2, compute_s=(0.0,), upload_s=0.25)
+    if mac is not None:
+        sim = with_mac(sim, mac)
+    assert sim.run_round(0, everyone).mac_slots is None
+
+
+def test_run_writes_mac_csv_with_contention_even_without_events(tiny_scenario, tmp_path):
+    import simfl
+    from simfl.core.config import apply_overrides
+    from simfl.metrics.rundir import read_csv
+
+    s = apply_overrides(tiny_scenario, [
+        ("run.timing_only", True), ("run.rounds", 4), ("run.events", False),
+        ("network.mac", {"kind": "slotted_aloha", "access_prob": 0.3, "slot_s": 0.05})])
+    result = simfl.run(s, tmp_path / "aloha")
+    assert not (result.out_dir / "events.csv").exists()
+    text = (result.out_dir / "mac.csv").read_text()
+    assert text.splitlines()[0] == "round,contenders,slots,successes"
+    rows = [tuple(int(v) for v in row.values()) for row in read_csv(result.out_dir / "mac.csv")]
+    expected = [(r.round, r.contenders, r.slots, r.successes)
+                for o in result.outcomes for r in o.mac_slots]
+    assert rows == expected and rows
+    rounds = read_csv(result.out_dir / "rounds.csv")
+    for outcome, row in zip(result.outcomes, rounds):  # every grant is a counted success
+        assert sum(r.successes for r in outcome.mac_slots) >= int(row["n_received"])
+
+
+def test_run_with_ideal_mac_writes_no_mac_csv(tiny_scenario, tmp_path):
+    import simfl
+    from simfl.core.config import apply_overrides
+
+    s = apply_overrides(tiny_scenario, [("run.timing_only", True), ("run.rounds", 2)])
+    assert not (simfl.run(s, tmp_path / "ideal").out_dir / "mac.csv").exists()

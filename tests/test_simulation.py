@@ -167,3 +167,133 @@ def test_keep_late_needs_the_ideal_mac():
                    samples_per_s=np.ones(1), online=None, links={}, model_bytes=1,
                    arq_max_attempts=1, clients_per_round=1, overcommit=1.0, deadline_s=1.0,
                    mac=SlottedAlohaMac(), keep_late=True)
+
+
+# ---- late events (deadlines, depletion timers) through SimPy's public API
+
+def test_a_late_event_fires_after_a_chain_of_zero_delay_events_of_its_instant():
+    import simpy
+
+    from simfl.sim.clock import LateEvents
+
+    env = simpy.Environment()
+    late = LateEvents(env)
+    order = []
+
+    def chain():
+        yield env.timeout(1.0)
+        for step in range(3):  # zero-delay events started at the late event's instant
+            yield env.timeout(0)
+            order.append(f"chain {step}")
+
+    deadline = late.timeout(1.0)  # made before the chain's events
+    deadline.callbacks.append(lambda _e: order.append("deadline"))
+    env.process(chain())
+    env.run(until=2.0)
+    assert order == ["chain 0", "chain 1", "chain 2", "deadline"]
+    assert deadline.ok and deadline.value is None
+
+
+def test_late_events_of_one_instant_fire_in_creation_order_after_each_others_consequences():
+    import simpy
+
+    from simfl.sim.clock import LateEvents
+
+    env = simpy.Environment()
+    late = LateEvents(env)
+    order = []
+
+    def follow(name):
+        def callback(_event):
+            order.append(name)
+            env.timeout(0).callbacks.append(lambda _e: order.append(f"{name} consequence"))
+        return callback
+
+    for name in ("first", "second"):
+        late.timeout(0.5).callbacks.append(follow(name))
+    env.run(until=1.0)
+    assert order == ["first", "first consequence", "second", "second consequence"]
+
+
+def test_late_events_at_different_instants_fire_at_their_own_time():
+    import simpy
+
+    from simfl.sim.clock import LateEvents
+
+    env = simpy.Environment()
+    late = LateEvents(env)
+    fired = []
+    for delay_s in (2.0, 0.0, 1.0):
+        late.timeout(delay_s).callbacks.append(lambda _e: fired.append(env.now))
+    env.run(until=5.0)
+    assert fired == [0.0, 1.0, 2.0]
+
+
+# ---- devices work with their collaborators, not with the simulation
+
+def test_a_device_round_runs_on_its_collaborators_alone():
+    import simpy
+
+    from simfl.core.config import Energy, ErasureChannel, FixedRate, IdealChannel, IdealMac
+    from simfl.core.records import EventKind, MissingReason
+    from simfl.sim.channel import Links, build_link
+    from simfl.sim.device import Devices, device_round
+    from simfl.sim.energy_source import InfiniteEnergy
+    from simfl.sim.event_log import EventLog
+    from simfl.sim.mac import build_mac
+
+    env, rngs, log = simpy.Environment(), RngTree(0), EventLog()
+    energy = InfiniteEnergy(1, Energy(compute_w=2.0, rx_w=0.0, tx_w=1.0))
+    energy.bind(env, None, log.record)
+    up = ErasureChannel(p=1.0, rate=FixedRate(rate_bps=8000.0))  # every attempt lost, 1 s each
+    devices = Devices(env, rngs, links=Links(build_link(IdealChannel(rate=FixedRate(rate_bps=8e9))),
+                                             build_link(up)),
+                      mac=build_mac(IdealMac(), env, rngs, 1), energy=energy, model_bytes=1000,
+                      arq_max_attempts=3, compute_s=np.array([1.5]), samples_per_s=np.ones(1),
+                      n_samples=np.array([10]), log=log.log)
+    proc = env.process(device_round(devices, 0, 7))
+    env.run(proc)
+    missing = proc.value
+    assert missing.reason is MissingReason.ERASED and missing.reason == "erased"
+    assert missing.t_s == pytest.approx(1e-6 + 1.5 + 3.0)
+    assert devices.retries == 2  # three attempts, two of them retries
+    kinds = [e.kind for e in log.events]
+    assert kinds.count(EventKind.ATTEMPT_LOST) == 3 and kinds[-1] == "erased"
+    assert energy.take_round_energy_j() == pytest.approx(2.0 * 1.5 + 3 * 1.0)
+
+
+def test_missing_reasons_are_str_enums_equal_to_their_table_names():
+    from simfl.core.records import MISSING_REASONS, EventKind, MissingReason
+
+    assert MISSING_REASONS == ("offline", "erased", "late", "battery", "collided")
+    assert [str(r) for r in MissingReason] == list(MISSING_REASONS)
+    assert f"{MissingReason.LATE}" == "late" and f"{EventKind.ROUND_OPEN}" == "round_open"
+    outcome = make_sim(n_clients=2, compute_s=(1.0, 20.0)).run_round(0, everyone)
+    assert [m.reason for m in outcome.missing] == [MissingReason.LATE]
+
+
+def test_built_collaborators_are_injected_and_must_share_the_clock():
+    import simpy
+
+    from simfl.core.config import Energy, SlottedAlohaMac
+    from simfl.sim.channel import Links
+    from simfl.sim.energy_source import InfiniteEnergy
+    from simfl.sim.mac import build_mac
+    from simfl.sim.simulation import Simulation
+
+    template = make_sim(n_clients=2, compute_s=(0.0,), upload_s=1.0, deadline_s=1.0)
+    env, rngs = simpy.Environment(), RngTree(4)
+    energy = InfiniteEnergy(2, Energy(idle_w=0.0, compute_w=0.0, tx_w=2.0, rx_w=0.0))
+    mac = build_mac(SlottedAlohaMac(access_prob=1.0, slot_s=0.1), env, rngs, 2,
+                    energy.charge_transmissions)
+    common = dict(rngs=rngs, n_samples=np.full(2, 10), work_samples=np.zeros(2),
+                  samples_per_s=np.ones(2), online=template.online,
+                  links=Links(template.links.downlink, template.links.uplink), model_bytes=1000,
+                  arq_max_attempts=1, clients_per_round=2, overcommit=1.0, deadline_s=1.0,
+                  battery=energy, mac=mac)
+    sim = Simulation(**common, env=env)
+    assert sim.env is env and sim.mac is mac and sim.energy is energy
+    outcome = sim.run_round(0, everyone)  # ten collided slots of 0.1 s at 2 W, each
+    assert outcome.energy_j == pytest.approx(2 * 10 * 0.1 * 2.0)
+    with pytest.raises(ValueError, match="clock"):
+        Simulation(**common, env=simpy.Environment())

@@ -5,15 +5,79 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import KeysView, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, ClassVar, Iterator
 
 from simfl.core.registry import Registry, registry
 
-#: Why an invited client's update did not reach the server in time.
-#: ``offline``: not online when invited or went offline; ``erased``: every transfer
-#: attempt was lost; ``late``: still in progress when the round closed; ``battery``:
-#: the battery ran out; ``collided``: lost to MAC contention.
-MISSING_REASONS = ("offline", "erased", "late", "battery", "collided")
+
+class _Named(str, Enum):
+    """A string-valued enum whose members print as their value (``enum.StrEnum`` is
+    Python 3.11+; simfl supports 3.10)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class MissingReason(_Named):
+    """Why an invited client's update did not reach the server in time.
+
+    The values are the strings written to the tables (``n_<reason>`` columns of
+    ``rounds.csv``, ``kind`` of ``events.csv``); a member compares equal to its value.
+    """
+
+    #: not online when invited, or went offline during the round
+    OFFLINE = "offline"
+    #: every transfer attempt was lost
+    ERASED = "erased"
+    #: still in progress when the round closed
+    LATE = "late"
+    #: the battery ran out
+    BATTERY = "battery"
+    #: lost to MAC contention (retry limit, relay drop, or still contending at the close)
+    COLLIDED = "collided"
+
+
+#: the reasons' values, in table order
+MISSING_REASONS = tuple(reason.value for reason in MissingReason)
+
+
+class EventKind(_Named):
+    """Kinds of the simulator's event records (``kind`` of ``events.csv``).
+
+    Besides these, a failure is logged under its :class:`MissingReason`, and a
+    sampler's query exchange under ``<stream>_open``, ``<stream>_answered``,
+    ``<stream>_lost`` and ``<stream>_close`` (the stream names the exchange).
+    """
+
+    ROUND_OPEN = "round_open"
+    INVITED = "invited"
+    COMPUTED = "computed"
+    ATTEMPT_LOST = "attempt_lost"
+    ARRIVED = "arrived"
+    LATE = "late"
+    MAC_SLOTS = "mac_slots"
+    BATTERY_DEAD = "battery_dead"
+    ROUND_CLOSE = "round_close"
+
+
+@dataclass(frozen=True)
+class MacSlots:
+    """Slotted-ALOHA statistics of one round for one number of contenders (``mac.csv``).
+
+    ``slots`` counts the slots of ``round`` during which exactly ``contenders`` devices
+    were contending (whether or not any of them transmitted), ``successes`` the
+    transmissions in those slots that got through (at most one per slot and data
+    channel).
+    """
+
+    round: int
+    contenders: int
+    slots: int
+    successes: int
 
 
 @dataclass(frozen=True)
@@ -46,7 +110,7 @@ class Missing:
     """An invited client whose update was not received, and why."""
 
     client: int
-    reason: str
+    reason: MissingReason
     t_s: float
 
 
@@ -63,6 +127,10 @@ class RoundOutcome:
     recorded ``late``, each with the ``base_round`` it was invited in. It is empty unless
     the aggregator asked for late uploads (FedAR ``late_policy = "store"``); those
     uploads are never part of ``received``.
+
+    ``mac_slots`` holds the round's contention statistics, one record per number of
+    contenders (ascending), when the MAC resolves contention (slotted ALOHA); None
+    with any other MAC.
     """
 
     round: int
@@ -77,6 +145,7 @@ class RoundOutcome:
     energy_j: float = 0.0
     multiplicity: tuple[int, ...] = ()
     late_received: tuple[Arrival, ...] = ()
+    mac_slots: tuple[MacSlots, ...] | None = None
 
     def n_missing(self, reason: str) -> int:
         return sum(1 for m in self.missing if m.reason == reason)

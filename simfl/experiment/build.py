@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import simpy
 
 from simfl.algorithms import build_aggregator, build_sampler
 from simfl.core.config import IdealChannel, LrSchedule, Scenario
@@ -21,8 +22,9 @@ from simfl.core.rng import RngTree
 from simfl.experiment.probe import RunProbe
 from simfl.experiment.training import NullTrainer, Trainer
 from simfl.sim.availability import build_availability
-from simfl.sim.battery import Batteries
-from simfl.sim.channel import build_link
+from simfl.sim.battery import build_energy_source
+from simfl.sim.channel import Links, build_link
+from simfl.sim.mac import build_mac
 from simfl.sim.sessions import SessionOnline
 from simfl.sim.simulation import Simulation
 
@@ -115,18 +117,21 @@ def build_simulation(ctx: BuildContext, online) -> Simulation:
     compute = scenario.population.compute
     speeds = compute.median_samples_per_s * np.exp(
         compute.sigma * rngs.stream("population/compute").standard_normal(task.n_clients))
+    env = simpy.Environment()
+    energy = build_energy_source(task.n_clients, scenario.population.battery,
+                                 scenario.population.energy, rngs,
+                                 _nominal_rate_bps(net_cfg.uplink))
     return Simulation(
         rngs=rngs, n_samples=ctx.n_samples,
         work_samples=np.asarray(task.work_samples(ctx.n_samples), dtype=float),
         samples_per_s=speeds,
         online=online,
-        links={"downlink": build_link(net_cfg.downlink, rngs), "uplink": build_link(net_cfg.uplink, rngs)},
+        links=Links(build_link(net_cfg.downlink, rngs), build_link(net_cfg.uplink, rngs)),
         model_bytes=ctx.model_bytes, arq_max_attempts=net_cfg.arq_max_attempts,
         clients_per_round=server.clients_per_round, overcommit=server.overcommit,
-        deadline_s=server.deadline_s, keep_events=scenario.run.events,
-        battery=Batteries(task.n_clients, scenario.population.battery,
-                          scenario.population.energy, rngs, _nominal_rate_bps(net_cfg.uplink)), mac=net_cfg.mac,
-        keep_late=ctx.keep_late)
+        deadline_s=server.deadline_s, keep_events=scenario.run.events, battery=energy,
+        mac=build_mac(net_cfg.mac, env, rngs, task.n_clients, energy.charge_transmissions),
+        keep_late=ctx.keep_late, env=env)
 
 
 def build_trainer(ctx: BuildContext, online) -> Trainer:

@@ -9,8 +9,8 @@ from typing import Any, Sequence
 
 from simfl.core.records import Event, RoundOutcome
 from simfl.metrics.invariants import check_energy, check_rounds
-from simfl.metrics.rundir import (EVAL_COLUMNS, EVENT_COLUMNS, ROUND_COLUMNS, append_text,
-                                  csv_text, write_atomic, write_csv, write_json)
+from simfl.metrics.rundir import (EVAL_COLUMNS, EVENT_COLUMNS, MAC_COLUMNS, ROUND_COLUMNS,
+                                  append_text, csv_text, write_atomic, write_csv, write_json)
 
 #: invitee records (received plus missing) of the latest rounds that ``outcomes`` keeps
 KEEP_OUTCOME_RECORDS = 200_000
@@ -50,6 +50,7 @@ class RunRecorder:
         self.client_table: dict[str, Sequence[Any]] | None = None  # see clients()
         self._pending_rounds: list[tuple] = []
         self._pending_evals: list[tuple] = []
+        self._pending_mac: list[tuple] | None = None  # mac.csv rows (once the MAC contends)
         #: the latest evaluation row (a list of at most one row, newest last)
         self.eval_rows: list[tuple] = []
         self._final_accuracy: float | None = None
@@ -82,6 +83,12 @@ class RunRecorder:
             len(outcome.selected), len(outcome.received), n("late"), n("erased"), n("collided"),
             n("battery"), n("offline"), outcome.retries, outcome.energy_j, trained, aggregated,
             *((late_stored,) if self.late else ())))
+        if outcome.mac_slots is not None:  # a contention MAC: mac.csv, from its first round on
+            if self._pending_mac is None:
+                write_atomic(self.out_dir / "mac.csv", csv_text(MAC_COLUMNS, ()))
+                self._pending_mac = []
+            self._pending_mac += [(s.round, s.contenders, s.slots, s.successes)
+                                  for s in outcome.mac_slots]
         self.flush()
 
     def _check(self, outcome: RoundOutcome, trained: int, aggregated: int) -> None:
@@ -129,6 +136,9 @@ class RunRecorder:
         if self._pending_evals:
             append_text(self.out_dir / "evals.csv", csv_text(None, self._pending_evals))
             self._pending_evals = []
+        if self._pending_mac:
+            append_text(self.out_dir / "mac.csv", csv_text(None, self._pending_mac))
+            self._pending_mac = []
 
     def clients(self, table: dict[str, Sequence[Any]]) -> None:
         """Write ``clients.csv``: per-client energy records (columns = the table's keys,

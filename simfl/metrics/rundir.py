@@ -20,6 +20,7 @@ ROUND_COLUMNS = ("round", "t_open_s", "t_close_s", "n_available", "n_selected", 
                  "energy_j", "trained_updates", "aggregated_updates")
 EVAL_COLUMNS = ("t_s", "round", "accuracy", "loss")
 EVENT_COLUMNS = ("t_s", "kind", "round", "client", "detail")
+MAC_COLUMNS = ("round", "contenders", "slots", "successes")
 
 
 def write_atomic(path: Path, text: str) -> None:

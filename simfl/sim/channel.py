@@ -4,7 +4,8 @@
 shannon rates), turn it into the airtime, then decide the loss. Kinds override only
 the private hooks ``_snr`` (the draw) and ``_lost`` (the decision), so the airtime and
 the loss of an attempt come from the same draw. Losses are decided per whole-update
-attempt, not per packet; ARQ (retrying) is the device's business.
+attempt, not per packet. :func:`arq_transfer` sends one message over a link with
+back-to-back retries (ARQ) on the simulation clock.
 
 One Link serves every client of one direction; state that belongs to a client (its
 Gilbert-Elliott chain, its distance) is kept here keyed by the ``client`` argument.
@@ -13,9 +14,10 @@ Gilbert-Elliott chain, its distance) is kept here keyed by the ``client`` argume
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Callable, Generator, NamedTuple
 
 import numpy as np
+import simpy
 
 from simfl.core.config.network import (Channel, ErasureChannel, FixedRate, GilbertElliottChannel,
                                        IdealChannel, RayleighChannel, ShannonRate)
@@ -211,3 +213,45 @@ _LINKS = {IdealChannel: Link, ErasureChannel: ErasureLink, RayleighChannel: Rayl
 def build_link(cfg: Channel, rngs: RngTree | None = None) -> Link:
     """The Link of ``cfg``; ``rngs`` is required when ``cfg.distance`` is set."""
     return _LINKS[type(cfg)](cfg, rngs)
+
+
+class Links(NamedTuple):
+    """The two directions between the server and its clients."""
+
+    downlink: Link
+    uplink: Link
+
+
+#: ``share(client, t_s, airtime_s) -> (wall_s, radio_s)``: how long an attempt of
+#: ``airtime_s`` that starts at ``t_s`` occupies the device under a MAC's sharing rule,
+#: and how much of that its radio transmits
+Share = Callable[[int, float, float], tuple[float, float]]
+
+
+def arq_transfer(env: simpy.Environment, link: Link, n_bytes: int,
+                 rng: np.random.Generator | None, *, client: int, max_attempts: int,
+                 share: Share | None = None,
+                 on_attempt: Callable[[float, float], None] | None = None,
+                 on_lost: Callable[[int, bool], None] | None = None
+                 ) -> Generator[simpy.Event, object, bool]:
+    """SimPy generator: send ``n_bytes`` of ``client`` over ``link`` with up to
+    ``max_attempts`` back-to-back attempts; returns True once an attempt gets through.
+
+    Each attempt takes its airtime, or with ``share`` (a MAC's sharing rule) the wall
+    time that rule gives. ``on_attempt(radio_s, wall_s)`` is told when an attempt
+    starts (e.g. to charge its energy), ``on_lost(attempt, retrying)`` when attempt
+    number ``attempt`` (from 1) was lost and whether another follows.
+    """
+    for attempt in range(1, max_attempts + 1):
+        delivery = link.transmit(env.now, n_bytes, rng, client=client)
+        wall_s = radio_s = delivery.airtime_s
+        if share is not None:
+            wall_s, radio_s = share(client, env.now, delivery.airtime_s)
+        if on_attempt is not None:
+            on_attempt(radio_s, wall_s)
+        yield env.timeout(wall_s)
+        if delivery.ok:
+            return True
+        if on_lost is not None:
+            on_lost(attempt, attempt < max_attempts)
+    return False

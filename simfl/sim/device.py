@@ -1,6 +1,8 @@
 """A client device's part of one synchronous round: download, compute, upload.
 
-Each step takes simulated time; transfers go through the device's links with up to
+Devices work with the collaborators they are given (:class:`Devices`): the two links,
+the uplink's MAC, the energy meter and the event log. Each step takes simulated time;
+transfers go through :func:`simfl.sim.channel.arq_transfer` with up to
 ``arq_max_attempts`` back-to-back attempts. The process never raises: it returns an
 :class:`Arrival` or a :class:`Missing` with its reason, so that a failure cannot
 propagate through the server's wait condition (SimPy pitfall: failed events inside
@@ -9,76 +11,115 @@ propagate through the server's wait condition (SimPy pitfall: failed events insi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Generator
+from typing import Callable, Generator
 
+import numpy as np
 import simpy
 
-from simfl.core.records import Arrival, Missing
+from simfl.core.records import Arrival, EventKind, Missing, MissingReason
+from simfl.core.rng import RngTree
+from simfl.sim.channel import Link, Links, Share, arq_transfer
+from simfl.sim.energy_source import EnergyMeter
+from simfl.sim.mac import IdealAccess
 
 #: interrupt causes that are the device's own fault rather than the server's deadline
-DEVICE_FAULTS = ("battery", "offline")
+DEVICE_FAULTS = (MissingReason.BATTERY, MissingReason.OFFLINE)
 
-if TYPE_CHECKING:
-    from simfl.sim.simulation import Simulation
+#: ``log(t_s, kind, round, client, detail)``: keep an event record
+Log = Callable[[float, str, int, int, str], None]
 
 
-def device_round(sim: "Simulation", client: int, round: int) -> Generator:
+class Devices:
+    """What every client device works with in a round, and their shared tally.
+
+    Parameters
+    ----------
+    links:
+        The downlink and the uplink.
+    mac:
+        Medium access on the uplink.
+    energy:
+        The energy meter (a battery, or an infinite source) charged for round work.
+    compute_s:
+        Each client's time for one round of local training.
+    samples_per_s:
+        Each client's processing speed (for the work of query exchanges).
+    """
+
+    def __init__(self, env: simpy.Environment, rngs: RngTree, *, links: Links,
+                 mac: IdealAccess, energy: EnergyMeter, model_bytes: int,
+                 arq_max_attempts: int, compute_s: np.ndarray, samples_per_s: np.ndarray,
+                 n_samples: np.ndarray, log: Log) -> None:
+        self.env, self.rngs = env, rngs
+        self.links, self.mac, self.energy = links, mac, energy
+        self.model_bytes = model_bytes
+        self.arq_max_attempts = arq_max_attempts
+        self.compute_s = compute_s
+        self.samples_per_s = samples_per_s
+        self.n_samples = n_samples
+        self.log = log
+        self.retries = 0  # retransmissions so far (every round and exchange)
+
+    def transfer(self, direction: str, client: int, round: int, n_bytes: int, *,
+                 stream: str, share: Share | None = None,
+                 charge: bool = False) -> Generator[simpy.Event, object, bool]:
+        """Send ``n_bytes`` of ``client`` on the link of ``direction`` (ARQ); True once
+        through. Channel draws come from the stream tagged ``stream``; ``share`` is the
+        MAC's sharing rule (round uploads); with ``charge`` each attempt costs energy."""
+        link: Link = getattr(self.links, direction)
+        rng = (self.rngs.stream(f"channel/{direction}/{client}/{stream}/{round}")
+               if link.draws else None)
+        state = "tx" if direction == "uplink" else "rx"
+
+        def attempt(radio_s: float, wall_s: float) -> None:
+            self.energy.switch(client, state, 8 * n_bytes, radio_s, wall_s)
+
+        def lost(number: int, retrying: bool) -> None:
+            self.log(self.env.now, EventKind.ATTEMPT_LOST, round, client, f"{direction} {number}")
+            self.retries += retrying
+
+        return (yield from arq_transfer(self.env, link, n_bytes, rng, client=client,
+                                        max_attempts=self.arq_max_attempts, share=share,
+                                        on_attempt=attempt if charge else None, on_lost=lost))
+
+
+def device_round(devices: Devices, client: int, round: int) -> Generator:
     """SimPy process of ``client`` in ``round``; returns Arrival or Missing.
 
     An interrupt ends it: with cause ``"battery"`` or ``"offline"`` (the device died or
     left) that is the reason; any other cause (the server closed the round) is ``late``.
     """
-    env = sim.env
-    sim.battery.begin(client, env.active_process)
+    env, mac, energy, log = devices.env, devices.mac, devices.energy, devices.log
+    energy.begin(client, env.active_process)
     try:
-        if not (yield from _transfer(sim, "downlink", client, round)):
-            return _missing(sim, client, round, "erased", "downlink")
-        sim.battery.switch(client, "compute")
-        yield env.timeout(sim.compute_s(client))
-        sim.log(env.now, "computed", round, client)
-        access = sim.mac.request(client)
+        if not (yield from devices.transfer("downlink", client, round, devices.model_bytes,
+                                            stream="round", charge=True)):
+            return _missing(devices, client, round, MissingReason.ERASED, "downlink")
+        energy.switch(client, "compute")
+        yield env.timeout(float(devices.compute_s[client]))
+        log(env.now, EventKind.COMPUTED, round, client, "")
+        access = mac.request(client)
         if access is not None:  # contending: awake (idle power); the MAC charges each try
-            sim.battery.switch(client, "idle")
+            energy.switch(client, "idle")
         if access is not None and not (yield access):
-            return _missing(sim, client, round, "collided", "mac retry limit")
-        if not (yield from _transfer(sim, "uplink", client, round)):
-            return _missing(sim, client, round, "erased", "uplink")
-        if not sim.mac.forwards(client):
-            return _missing(sim, client, round, "collided", "relay")
-        sim.log(env.now, "arrived", round, client)
-        return Arrival(client, round, env.now, int(sim.n_samples[client]))
+            return _missing(devices, client, round, MissingReason.COLLIDED, "mac retry limit")
+        if not (yield from devices.transfer("uplink", client, round, devices.model_bytes,
+                                            stream="round", share=mac.share, charge=True)):
+            return _missing(devices, client, round, MissingReason.ERASED, "uplink")
+        if not mac.forwards(client):
+            return _missing(devices, client, round, MissingReason.COLLIDED, "relay")
+        log(env.now, EventKind.ARRIVED, round, client, "")
+        return Arrival(client, round, env.now, int(devices.n_samples[client]))
     except simpy.Interrupt as stop:
-        reason = stop.cause if stop.cause in DEVICE_FAULTS else "late"
-        if sim.mac.leave(client) and reason == "late":
-            reason = "collided"  # still contending for the uplink when the round closed
-        return _missing(sim, client, round, reason, str(stop.cause))
+        reason = MissingReason(stop.cause) if stop.cause in DEVICE_FAULTS else MissingReason.LATE
+        if mac.leave(client) and reason == MissingReason.LATE:
+            reason = MissingReason.COLLIDED  # still contending for the uplink at the close
+        return _missing(devices, client, round, reason, str(stop.cause))
     finally:
-        sim.battery.end(client)
+        energy.end(client)
 
 
-def _transfer(sim: "Simulation", direction: str, client: int, round: int,
-              n_bytes: int | None = None, stream: str = "round") -> Generator:
-    """Send ``n_bytes`` (the model by default) with ARQ; True once an attempt gets through."""
-    link = sim.links[direction]
-    rng = sim.rngs.stream(f"channel/{direction}/{client}/{stream}/{round}") if link.draws else None
-    n_bytes = sim.model_bytes if n_bytes is None else n_bytes
-    for attempt in range(sim.arq_max_attempts):
-        delivery = link.transmit(sim.env.now, n_bytes, rng, client=client)
-        wall_s = radio_s = delivery.airtime_s
-        if direction == "uplink" and stream == "round":  # MAC sharing rule (e.g. TDMA slots)
-            wall_s = sim.mac.wall_time_s(client, sim.env.now, delivery.airtime_s)
-            radio_s = sim.mac.radio_s(client, delivery.airtime_s, wall_s)
-        sim.battery.switch(client, "tx" if direction == "uplink" else "rx", 8 * n_bytes,
-                           radio_s, wall_s)
-        yield sim.env.timeout(wall_s)
-        if delivery.ok:
-            return True
-        sim.log(sim.env.now, "attempt_lost", round, client, f"{direction} {attempt + 1}")
-        if attempt + 1 < sim.arq_max_attempts:
-            sim.retries += 1
-    return False
-
-
-def _missing(sim: "Simulation", client: int, round: int, reason: str, detail: str) -> Missing:
-    sim.log(sim.env.now, reason, round, client, detail)
-    return Missing(client, reason, sim.env.now)
+def _missing(devices: Devices, client: int, round: int, reason: MissingReason,
+             detail: str) -> Missing:
+    devices.log(devices.env.now, reason, round, client, detail)
+    return Missing(client, reason, devices.env.now)

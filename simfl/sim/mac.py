@@ -30,6 +30,7 @@ import simpy
 
 from simfl.core.config.network import IdealMac, Mac, RelayMac, SlottedAlohaMac, TdmaMac
 from simfl.core.errors import ConfigError
+from simfl.core.records import MacSlots
 from simfl.core.rng import RngTree
 
 #: slot index of a client that is not contending
@@ -53,18 +54,29 @@ def per_client(value: float | tuple[float, ...], n_clients: int, field: str) -> 
     return np.full(n_clients, float(value))
 
 
-class IdealAccess:
-    """No contention and no relay: access is immediate and airtime is wall time."""
+#: ``on_transmit(clients, airtime_s)``: contention transmissions of ``airtime_s`` by
+#: ``clients`` (sorted ids) just ended (an energy meter charges them)
+OnTransmit = Callable[[list[int], float], None]
 
-    def __init__(self, cfg: Mac, env: simpy.Environment, rngs: RngTree, n_clients: int) -> None:
+
+class IdealAccess:
+    """No contention and no relay: access is immediate and airtime is wall time.
+
+    ``on_transmit`` is told about every contention transmission (MACs that contend).
+    """
+
+    def __init__(self, cfg: Mac, env: simpy.Environment, rngs: RngTree, n_clients: int,
+                 on_transmit: OnTransmit | None = None) -> None:
         self.cfg, self.env, self.rngs, self.n_clients = cfg, env, rngs, n_clients
+        self.on_transmit = on_transmit
 
     def open_round(self, round: int, started: np.ndarray) -> None:
         """The round opens now; ``started`` (sorted ids) are the clients that take part."""
 
-    def close_round(self) -> dict[int, list[int]]:
-        """The round has closed; returns contention statistics (empty without contention)."""
-        return {}
+    def close_round(self) -> tuple[MacSlots, ...] | None:
+        """The round has closed; returns its contention statistics (one record per number
+        of contenders), or None when the MAC does not resolve contention."""
+        return None
 
     def request(self, client: int) -> simpy.Event | None:
         return None
@@ -83,6 +95,13 @@ class IdealAccess:
 
     def forwards(self, client: int) -> bool:
         return True
+
+    def share(self, client: int, t_s: float, airtime_s: float) -> tuple[float, float]:
+        """(wall, radio) seconds of an upload attempt of ``airtime_s`` starting at ``t_s``
+        (:meth:`wall_time_s`, :meth:`radio_s`): the sharing rule for
+        :func:`simfl.sim.channel.arq_transfer`."""
+        wall_s = self.wall_time_s(client, t_s, airtime_s)
+        return wall_s, self.radio_s(client, airtime_s, wall_s)
 
 
 class TdmaAccess(IdealAccess):
@@ -134,20 +153,19 @@ class SlottedAloha(IdealAccess):
     with the clients that transmitted in it (a sorted list of ids), so that energy
     models can charge them.
     ``slot_stats`` maps a number of contenders n to [slots with n contenders, successes
-    in them], for the current round.
+    in them], for the current round; :meth:`close_round` returns them as records.
     """
 
     cfg: SlottedAlohaMac
 
     def __init__(self, cfg: SlottedAlohaMac, env: simpy.Environment, rngs: RngTree,
-                 n_clients: int) -> None:
-        super().__init__(cfg, env, rngs, n_clients)
+                 n_clients: int, on_transmit: OnTransmit | None = None) -> None:
+        super().__init__(cfg, env, rngs, n_clients, on_transmit)
         self.p = per_client(cfg.access_prob, n_clients, "network.mac.access_prob")
         self.next_slot = np.full(n_clients, NEVER, dtype=np.int64)
         self.join_slot = np.zeros(n_clients, dtype=np.int64)
         self.collisions = np.zeros(n_clients, dtype=np.int64)
         self.tx_slots = np.zeros(n_clients, dtype=np.int64)
-        self.on_transmit: Callable[[list[int], float], None] | None = None
         self.slot_stats: dict[int, list[int]] = {}
         self._waiting: dict[int, simpy.Event] = {}
         # who transmits next: a heap of (next_slot, client) entries, stale ones included;
@@ -162,6 +180,7 @@ class SlottedAloha(IdealAccess):
         self._counted = 0  # slots before this one are accounted in slot_stats
         self._n = 0  # contenders from slot _counted on (before its changes)
         self._rng = rngs.stream("mac/aloha/round/-1")
+        self._round = -1
         # serialised data phase: when each data channel is next free, the attempts
         # queued on it (client -> (start, end)) and the channel of each queued client
         self._free_s = [0.0] * cfg.channels
@@ -172,13 +191,15 @@ class SlottedAloha(IdealAccess):
 
     def open_round(self, round: int, started: np.ndarray) -> None:
         self._rng = self.rngs.stream(f"mac/aloha/round/{round}")
+        self._round = round
         self.slot_stats = {}
         self._dense, self._joined = None, []  # nobody contends between rounds
 
-    def close_round(self) -> dict[int, list[int]]:
+    def close_round(self) -> tuple[MacSlots, ...]:
         self._count_to(self._slot_at(self.env.now))
         stats, self.slot_stats = self.slot_stats, {}
-        return stats
+        return tuple(MacSlots(self._round, n, slots, wins)
+                     for n, (slots, wins) in sorted(stats.items()))
 
     def request(self, client: int) -> simpy.Event:
         start = math.ceil(self.env.now / self.cfg.slot_s - _GRID_EPS)
@@ -427,8 +448,8 @@ class Relay(IdealAccess):
     cfg: RelayMac
 
     def __init__(self, cfg: RelayMac, env: simpy.Environment, rngs: RngTree,
-                 n_clients: int) -> None:
-        super().__init__(cfg, env, rngs, n_clients)
+                 n_clients: int, on_transmit: OnTransmit | None = None) -> None:
+        super().__init__(cfg, env, rngs, n_clients, on_transmit)
         self._probs = per_client(cfg.probs, n_clients, "network.mac.probs")
         self._forwarded = np.zeros(n_clients, dtype=bool)
 
@@ -507,6 +528,8 @@ _ACCESS = {IdealMac: IdealAccess, TdmaMac: TdmaAccess, SlottedAlohaMac: SlottedA
            RelayMac: Relay}
 
 
-def build_mac(cfg: Mac, env: simpy.Environment, rngs: RngTree, n_clients: int) -> IdealAccess:
-    """The uplink access model of ``cfg``, bound to ``env`` and the run's random streams."""
-    return _ACCESS[type(cfg)](cfg, env, rngs, n_clients)
+def build_mac(cfg: Mac, env: simpy.Environment, rngs: RngTree, n_clients: int,
+              on_transmit: OnTransmit | None = None) -> IdealAccess:
+    """The uplink access model of ``cfg``, bound to ``env`` and the run's random streams;
+    ``on_transmit`` is told about contention transmissions (to charge their energy)."""
+    return _ACCESS[type(cfg)](cfg, env, rngs, n_clients, on_transmit)

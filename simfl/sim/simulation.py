@@ -23,8 +23,13 @@ goes to ``late_received`` of the round during which it lands. One that fails lat
 invites blindly (ignoring availability) and picks a busy client gets it ``offline``.
 
 Tie rule: an upload that completes exactly at the deadline is on time. The deadline
-is an event of lower priority than every ordinary event, so all activity scheduled for
-the deadline instant (including chains of zero-delay events) is processed first.
+is a late event (:class:`~simfl.sim.clock.LateEvents`): all activity scheduled for the
+deadline instant (including chains of zero-delay events) is processed first.
+
+Collaborators are built outside and handed in (the clock, the links, the MAC, the
+energy source); the device processes get them as :class:`~simfl.sim.device.Devices`,
+never this object. For convenience, a MAC config and a missing energy source are built
+here (the ideal MAC, infinite energy with the default powers).
 """
 
 from __future__ import annotations
@@ -35,38 +40,28 @@ from typing import Callable
 
 import numpy as np
 import simpy
-from simpy.events import NORMAL, Event as SimpyEvent
+from simpy.events import Event as SimpyEvent
 
 from simfl.core.config.energy import Energy
 from simfl.core.config.network import IdealMac, Mac
 from simfl.core.protocols import PopulationView
-from simfl.core.records import Arrival, Event, Missing, RoundOutcome
+from simfl.core.records import (Arrival, Event, EventKind, MacSlots, Missing, MissingReason,
+                                RoundOutcome)
 from simfl.core.rng import RngTree
-from simfl.sim.battery import Batteries
-from simfl.sim.channel import Link
-from simfl.sim.device import device_round
-from simfl.sim.mac import build_mac
+from simfl.sim.channel import Link, Links
+from simfl.sim.clock import LateEvents
+from simfl.sim.device import Devices, device_round
+from simfl.sim.energy_source import EnergyMeter, InfiniteEnergy
+from simfl.sim.event_log import EventLog
+from simfl.sim.mac import IdealAccess, build_mac
 from simfl.sim.query import device_query
-
-#: priority of the round deadline: after every NORMAL (and URGENT) event at that time
-AFTER_NORMAL = NORMAL + 1
 
 SelectFn = Callable[[PopulationView], np.ndarray]
 
 
-class _Deadline(SimpyEvent):
-    """Succeeds ``delay_s`` from now, after all ordinary events of that instant."""
-
-    def __init__(self, env: simpy.Environment, delay_s: float) -> None:
-        super().__init__(env)
-        self._ok = True
-        self._value = None
-        env.schedule(self, AFTER_NORMAL, delay_s)
-
-
 def _went_offline(proc: simpy.Process, _event: SimpyEvent) -> None:
     if proc.is_alive:
-        proc.interrupt("offline")
+        proc.interrupt(MissingReason.OFFLINE.value)
 
 
 class Simulation:
@@ -83,58 +78,93 @@ class Simulation:
     online:
         Availability model with ``online(round, t_s) -> bool mask``.
     links:
-        ``{"downlink": Link, "uplink": Link}``.
+        The downlink and the uplink (:class:`~simfl.sim.channel.Links`, or a dict with
+        keys ``"downlink"`` and ``"uplink"``).
+    battery:
+        The energy source (:func:`simfl.sim.battery.build_energy_source`); None:
+        infinite energy at the default powers.
+    mac:
+        The uplink MAC, built on ``env`` (:func:`simfl.sim.mac.build_mac`, told to charge
+        contention transmissions to ``battery``), or its config (built here).
+    env:
+        The clock (a new one if None; required with a built MAC).
     """
 
     def __init__(self, *, rngs: RngTree, n_samples: np.ndarray, work_samples: np.ndarray,
-                 samples_per_s: np.ndarray, online, links: dict[str, Link], model_bytes: int,
-                 arq_max_attempts: int, clients_per_round: int, overcommit: float,
-                 deadline_s: float, keep_events: bool = True,
-                 battery: Batteries | None = None, mac: Mac = IdealMac(),
-                 keep_late: bool = False) -> None:
-        if keep_late and not isinstance(mac, IdealMac):
+                 samples_per_s: np.ndarray, online, links: Links | dict[str, Link],
+                 model_bytes: int, arq_max_attempts: int, clients_per_round: int,
+                 overcommit: float, deadline_s: float, keep_events: bool = True,
+                 battery: EnergyMeter | None = None, mac: Mac | IdealAccess = IdealMac(),
+                 keep_late: bool = False, env: simpy.Environment | None = None) -> None:
+        mac_cfg = mac.cfg if isinstance(mac, IdealAccess) else mac
+        if keep_late and not isinstance(mac_cfg, IdealMac):
             raise ValueError("keep_late needs the ideal MAC (contention is resolved per round)")
-        self.env = simpy.Environment()
+        self.env = env = env if env is not None else simpy.Environment()
         self.keep_late = keep_late
         self.late_running: dict[int, int] = {}  # late client at work -> round it was invited in
         self._late_landed: list[Arrival] = []  # late uploads since the last round closed
-        self.mac = build_mac(mac, self.env, rngs, len(n_samples))
         self.rngs = rngs
         self.n_samples = n_samples
         self.work_samples = work_samples
-        self.samples_per_s = samples_per_s
-        self.online = online
-        self.links = links
         self.model_bytes = model_bytes
-        self.arq_max_attempts = arq_max_attempts
-        self.clients_per_round = clients_per_round
+        self.online = online
         self.n_invites = math.ceil(overcommit * clients_per_round)
+        self.clients_per_round = clients_per_round
         self.deadline_s = deadline_s
-        self.keep_events = keep_events
-        self.events: list[Event] = []
-        self.n_events = 0
-        self.retries = 0
-        self.battery = battery or Batteries(len(n_samples), None, Energy())
-        self.battery.bind(self.env, _Deadline, self.log_event)
-        if hasattr(self.mac, "on_transmit"):  # contention transmissions cost energy
-            self.mac.on_transmit = self.battery.charge_transmissions
+        self.late = LateEvents(env)
+        self.event_log = EventLog(keep_events)
+        self.energy = battery if battery is not None else InfiniteEnergy(len(n_samples), Energy())
+        self.energy.bind(env, self.late.timeout, self.event_log.record)
+        if not isinstance(mac, IdealAccess):
+            mac = build_mac(mac, env, rngs, len(n_samples), self.energy.charge_transmissions)
+        elif mac.env is not env:
+            raise ValueError("a built MAC must run on the simulation's clock (pass env)")
+        self.links = links if isinstance(links, Links) else Links(**links)
+        self.devices = Devices(
+            env, rngs, links=self.links, mac=mac, energy=self.energy, model_bytes=model_bytes,
+            arq_max_attempts=arq_max_attempts,
+            compute_s=np.asarray(work_samples, dtype=float) / samples_per_s,
+            samples_per_s=samples_per_s, n_samples=n_samples, log=self.event_log.log)
+
+    @property
+    def mac(self) -> IdealAccess:
+        """The uplink MAC the devices use."""
+        return self.devices.mac
+
+    @mac.setter
+    def mac(self, mac: IdealAccess) -> None:
+        """Replace the MAC (before the first round; it must run on :attr:`env`)."""
+        self.devices.mac = mac
+
+    @property
+    def battery(self) -> EnergyMeter:
+        """The energy source (same as :attr:`energy`)."""
+        return self.energy
 
     @property
     def now_s(self) -> float:
         return float(self.env.now)
 
+    @property
+    def events(self) -> list[Event]:
+        """The kept event records (empty unless events are kept)."""
+        return self.event_log.events
+
+    @property
+    def n_events(self) -> int:
+        return self.event_log.n_events
+
+    @property
+    def retries(self) -> int:
+        """Retransmissions so far (rounds and query exchanges)."""
+        return self.devices.retries
+
     def compute_s(self, client: int) -> float:
-        return float(self.work_samples[client] / self.samples_per_s[client])
+        return float(self.devices.compute_s[client])
 
     def log(self, t_s: float, kind: str, round: int, client: int = -1, detail: str = "") -> None:
         """Count an event; keep its record only if events are kept (records cost time)."""
-        self.n_events += 1
-        if self.keep_events:
-            self.events.append(Event(t_s, kind, round, client, detail))
-
-    def log_event(self, event: Event) -> None:
-        """:meth:`log` for a ready-made record (the batteries' callback)."""
-        self.log(event.t_s, event.kind, event.round, event.client, event.detail)
+        self.event_log.log(t_s, kind, round, client, detail)
 
     def run_round(self, round: int, select: SelectFn) -> RoundOutcome:
         """Simulate one round from now until it closes; return its outcome.
@@ -148,7 +178,7 @@ class Simulation:
         deadline: the server waits, and the clock moves on even when nobody is available.
         """
         t_open = self.env.now
-        mask = self.online.online(round, t_open) & self.battery.alive(round, t_open)
+        mask = self.online.online(round, t_open) & self.energy.alive(round, t_open)
         if self.late_running:  # still working on an earlier round: cannot be invited
             mask[list(self.late_running)] = False
         view = PopulationView(round, t_open, len(mask), np.flatnonzero(mask), self.n_samples)
@@ -170,13 +200,13 @@ class Simulation:
         """
         env = self.env
         t_start = env.now
-        procs = [env.process(device_query(self, int(c), round, float(work_samples[c]),
+        procs = [env.process(device_query(self.devices, int(c), round, float(work_samples[c]),
                                           reply_bytes, stream)) for c in clients]
         self.log(t_start, f"{stream}_open", round, detail=f"{len(procs)} asked")
 
         def wait():
             if procs:
-                yield env.all_of(procs) | _Deadline(env, self.deadline_s)
+                yield env.all_of(procs) | self.late.timeout(self.deadline_s)
             busy = [p for p in procs if p.is_alive]
             for proc in busy:
                 proc.interrupt("deadline")
@@ -208,20 +238,21 @@ class Simulation:
         t_invite = env.now
         t_deadline = t_invite + self.deadline_s
         selected, draws = np.unique(chosen, return_counts=True)
-        self.log(t_invite, "round_open", round, detail=f"{len(selected)} invited")
+        self.log(t_invite, EventKind.ROUND_OPEN, round, detail=f"{len(selected)} invited")
         retries_before = self.retries
 
         missing: list[Missing] = []
         procs = []
         self.mac.open_round(round, selected[mask[selected]])
         for client in selected.tolist():
-            self.log(t_invite, "invited", round, client)
+            self.log(t_invite, EventKind.INVITED, round, client)
             if not mask[client]:
-                reason = "battery" if self.battery.is_dead(client) else "offline"
+                reason = (MissingReason.BATTERY if self.energy.is_dead(client)
+                          else MissingReason.OFFLINE)
                 missing.append(Missing(client, reason, t_invite))
                 self.log(t_invite, reason, round, client)
             else:
-                procs.append(env.process(device_round(self, client, round)))
+                procs.append(env.process(device_round(self.devices, client, round)))
         self._leave_when_offline(selected[mask[selected]], procs, t_deadline)
 
         closed = env.event()
@@ -237,7 +268,7 @@ class Simulation:
 
         for proc in procs:
             proc.callbacks.append(resolved)
-        yield closed | _Deadline(env, self.deadline_s)  # no device working: wait it out
+        yield closed | self.late.timeout(self.deadline_s)  # no device working: wait it out
 
         busy = [(client, p) for client, p in zip(selected[mask[selected]].tolist(), procs)
                 if p.is_alive]
@@ -250,29 +281,29 @@ class Simulation:
             if busy:
                 yield env.all_of([p for _, p in busy])
 
-        slot_stats = self.mac.close_round()
-        if slot_stats:  # "n:slots:successes" for each number n of contenders
-            self.log(env.now, "mac_slots", round, detail=" ".join(
-                f"{n}:{slots}:{wins}" for n, (slots, wins) in sorted(slot_stats.items())))
+        mac_slots = self.mac.close_round()
+        if mac_slots:  # also as text, "n:slots:successes" for each number n of contenders
+            self.log(env.now, EventKind.MAC_SLOTS, round, detail=_slots_text(mac_slots))
         received = sorted((p.value for p in procs if not p.is_alive
                            and isinstance(p.value, Arrival)), key=lambda a: (a.t_s, a.client))
         missing.extend(p.value for p in procs if not p.is_alive and isinstance(p.value, Missing))
-        missing.extend(Missing(client, "late", env.now) for client, p in busy if p.is_alive)
+        missing.extend(Missing(client, MissingReason.LATE, env.now)
+                       for client, p in busy if p.is_alive)
         late_received = tuple(sorted(self._late_landed, key=lambda a: (a.t_s, a.client)))
         self._late_landed = []
         missing.sort(key=lambda m: m.client)
-        self.log(env.now, "round_close", round, detail=f"{len(received)} received")
+        self.log(env.now, EventKind.ROUND_CLOSE, round, detail=f"{len(received)} received")
         return RoundOutcome(
             round=round, t_open_s=t_open, t_deadline_s=t_deadline, t_close_s=env.now,
             n_available=int(mask.sum()), selected=tuple(selected.tolist()),
             received=tuple(received), missing=tuple(missing),
-            retries=self.retries - retries_before, energy_j=self.battery.take_round_energy_j(),
+            retries=self.retries - retries_before, energy_j=self.energy.take_round_energy_j(),
             multiplicity=tuple(draws.tolist()) if (draws > 1).any() else (),
-            late_received=late_received)
+            late_received=late_received, mac_slots=mac_slots)
 
     def _keep_running(self, client: int, proc: simpy.Process, round: int) -> None:
         """Let ``client``'s process of ``round`` finish after the round closed (it is late)."""
-        self.log(self.env.now, "late", round, client, "continues")
+        self.log(self.env.now, EventKind.LATE, round, client, "continues")
         self.late_running[client] = round
 
         def landed(_proc: simpy.Process) -> None:
@@ -281,3 +312,8 @@ class Simulation:
                 self._late_landed.append(proc.value)
 
         proc.callbacks.append(landed)
+
+
+def _slots_text(mac_slots: tuple[MacSlots, ...]) -> str:
+    """The ``mac_slots`` event's detail: ``n:slots:successes`` for each number n of contenders."""
+    return " ".join(f"{s.contenders}:{s.slots}:{s.successes}" for s in mac_slots)

@@ -8,12 +8,13 @@ engine can carry them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,8 @@ def execute_run(task: RunTask) -> dict[str, Any]:
 
         load_plugins()
         scenario = Scenario.from_dict(task.scenario)
-        result = run_scenario(scenario, Path(task.folder), None)
+        with _torch_threads(None if scenario.run.timing_only else RUN_THREADS):
+            result = run_scenario(scenario, Path(task.folder), None)
         write_provenance(result.out_dir, task.command, started_at,
                          Path(task.source) if task.source else None)
         return {"id": task.id, "ok": True, "folder": str(result.out_dir),
@@ -62,6 +64,30 @@ def execute_run(task: RunTask) -> dict[str, Any]:
     except Exception as err:  # reported in the index; the campaign goes on
         return {"id": task.id, "ok": False, "folder": task.folder, "summary": None,
                 "wall_time_s": time.perf_counter() - started_s, "error": one_line(err)}
+
+
+#: torch threads per training run of a campaign: sums over a tensor are split among
+#: threads, so their last bits depend on the thread count; one thread everywhere makes a
+#: run's tables the same in this process, a pool worker and a Dask worker (and parallel
+#: runs do not compete for cores)
+RUN_THREADS = 1
+
+
+@contextlib.contextmanager
+def _torch_threads(n: int | None) -> Iterator[None]:
+    """torch's intra-op thread count set to ``n`` for the block (None: torch untouched,
+    not even imported: timing-only runs never import it)."""
+    if n is None:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 #: how often a pool worker checks that its coordinator is still alive (seconds)

@@ -6,6 +6,6 @@ kept in an SQLite index in the campaign folder, and read back as one tidy table.
 
 from simfl.campaign.index import INDEX_NAME, CampaignError
 from simfl.campaign.results import results
-from simfl.campaign.sweep import SweepReport, sweep
+from simfl.campaign.coordinator import SweepReport, sweep
 
 __all__ = ["sweep", "results", "SweepReport", "CampaignError", "INDEX_NAME"]

@@ -18,10 +18,10 @@ class CampaignProgress:
                         dynamic_ncols=True)
         self._show()
 
-    def _show(self) -> None:
+    def _show(self, refresh: bool = True) -> None:
         if self.bar is not None:
             self.bar.set_postfix_str(f"done {self.done}, running {self.running}, "
-                                     f"failed {self.failed}")
+                                     f"failed {self.failed}", refresh=refresh)
 
     def started(self) -> None:
         self.running += 1
@@ -33,9 +33,9 @@ class CampaignProgress:
             self.done += 1
         else:
             self.failed += 1
+        self._show(refresh=False)
         if self.bar is not None:
             self.bar.update(1)
-        self._show()
 
     def close(self) -> None:
         if self.bar is not None:

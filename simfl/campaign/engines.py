@@ -16,6 +16,8 @@ from simfl.core.errors import ConfigError, SimflError
 
 Done = Callable[[dict[str, Any]], None]
 ENGINES = ("local", "dask")
+#: seconds to reach a Dask scheduler before the sweep gives up
+SCHEDULER_TIMEOUT_S = 10
 
 
 class InlineEngine:
@@ -69,7 +71,7 @@ class DaskEngine:
         self.cluster = None
         try:
             if address:
-                self.client = Client(address, timeout=30)
+                self.client = Client(address, timeout=SCHEDULER_TIMEOUT_S)
             else:
                 self.cluster = LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
                                             dashboard_address=None,

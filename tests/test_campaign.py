@@ -416,3 +416,14 @@ def test_a_killed_sweep_resumes_with_only_the_unfinished_runs(tmp_path, signum):
     after = statuses(out)
     assert len(after) == 8 and set(after.values()) == {"done"}
     assert {f: (out / f / "summary.json").stat().st_mtime_ns for f in done_before} == stamps
+
+
+def test_a_timing_only_sweep_shows_no_bar_off_a_terminal_and_never_imports_torch(tmp_path):
+    code = ("import sys; from simfl.cli import main; "
+            f"code = main(['sweep', 'quickstart', '--seeds', '1-2', '--out', {str(tmp_path / 'c')!r}, "
+            "'--set', 'run.timing_only=true', '--set', 'run.rounds=3']); "
+            "assert 'torch' not in sys.modules, 'torch imported'; sys.exit(code)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout == f"{tmp_path / 'c'}: 2 runs, 2 run now, 0 already done, in " \
+        f"{done.stdout.rsplit('in ', 1)[1]}"

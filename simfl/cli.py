@@ -129,9 +129,15 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from simfl.campaign import sweep
 
     warn_failed_plugins(args.command, sys.stderr.write)
-    report = sweep(args.scenario, seeds=args.seeds, grid=args.grid, set=args.set, out=args.out,
-                   jobs=args.jobs, engine=args.engine, scheduler=args.scheduler,
-                   quiet=args.quiet, command=["simfl", *args.argv])
+    try:
+        report = sweep(args.scenario, seeds=args.seeds, grid=args.grid, set=args.set,
+                       out=args.out, jobs=args.jobs, engine=args.engine,
+                       scheduler=args.scheduler, quiet=args.quiet,
+                       command=["simfl", *args.argv])
+    except KeyboardInterrupt:
+        print("simfl sweep: interrupted: finished runs stay done, the others are pending; "
+              "the same command resumes", file=sys.stderr)
+        return 130
     print(report.line())
     return 1 if report.failed else 0
 

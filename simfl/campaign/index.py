@@ -99,9 +99,6 @@ class CampaignIndex:
         return [Row(r[0], r[1], json.loads(r[2]), json.loads(r[3]), r[4], r[5], r[6],
                     None if r[7] is None else json.loads(r[7]), r[8]) for r in cur]
 
-    def get(self, id: str) -> Row | None:
-        return next((r for r in self.rows() if r.id == id), None)
-
     def grid_keys(self) -> list[str]:
         return [k for (k,) in self.db.execute("SELECT key FROM grid_keys ORDER BY position")]
 

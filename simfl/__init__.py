@@ -50,6 +50,24 @@ def run(scenario: Scenario, out_dir=None, progress=None):
     return run_scenario(scenario, out_dir, progress)
 
 
+def sweep(scenario, seeds=None, grid=None, set=None, out=None, jobs=1, engine="local",
+          scheduler=None, quiet=True, command=None):
+    """Run a campaign (every grid point times every seed, skipping runs already done);
+    returns a SweepReport. See :func:`simfl.campaign.sweep`."""
+    from simfl.campaign import sweep as run_sweep
+
+    return run_sweep(scenario, seeds=seeds, grid=grid, set=set, out=out, jobs=jobs,
+                     engine=engine, scheduler=scheduler, quiet=quiet, command=command)
+
+
+def results(campaign):
+    """A campaign's runs as one table: a pandas DataFrame if pandas is installed, else a
+    list of dicts. See :func:`simfl.campaign.results`."""
+    from simfl.campaign import results as read_results
+
+    return read_results(campaign)
+
+
 def __getattr__(name: str):
     # the local rules' hooks work on torch tensors: imported only when asked for
     if name == "LocalRule":
@@ -81,5 +99,5 @@ __all__ = [
     "apply_overrides", "load_scenario", "parse_override",
     "LocalPayload", "LocalResult", "LocalRule", "SgdPayload", "ScaledSgdPayload", "ProxPayload",
     "ScaffoldPayload", "CVaRPayload", "ScaffoldResult", "CVaRResult", "register", "load_plugins",
-    "ConfigError", "SimflError", "run",
+    "ConfigError", "SimflError", "run", "sweep", "results",
 ]

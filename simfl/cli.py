@@ -1,4 +1,4 @@
-"""The ``simfl`` command line: run, validate, list, plot.
+"""The ``simfl`` command line: run, sweep, results, validate, list, plot.
 
 Exit status: 0 success, 2 invalid scenario or arguments (one line naming the field,
 the bad value and what is allowed), 1 a run that could not write its files (one line)
@@ -12,7 +12,9 @@ import argparse
 import json
 import os
 import sys
+import time
 import traceback
+from typing import Any
 from pathlib import Path
 
 # Importing the scenario tree defines every config class, which registers each kind in
@@ -58,21 +60,32 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 class Progress:
     """The progress bar of ``simfl run``: in rounds, or in simulated seconds when the run
-    is bounded by ``run.horizon_s`` alone (``run.rounds = null``)."""
+    is bounded by ``run.horizon_s`` alone (``run.rounds = null``).
+
+    The bar is made at the first round's end, so that its rate and ETA do not count the
+    imports and data loading before it; it is off when stderr is not a terminal.
+    """
 
     def __init__(self, scenario: Scenario) -> None:
-        from tqdm import tqdm
-
+        self.scenario = scenario
         run = scenario.run
         self.by_time = run.rounds is None
         self.horizon_s = run.horizon_s
-        self.bar = tqdm(total=run.horizon_s if self.by_time else run.rounds,
-                        unit="sim s" if self.by_time else "round", desc=scenario.name,
-                        file=sys.stderr, dynamic_ncols=True,
-                        bar_format=("{l_bar}{bar}| {n:,.0f}/{total:,.0f} sim s "
-                                    "[{elapsed}<{remaining}{postfix}]") if self.by_time else None)
+        self.bar: Any = None
+
+    def _open(self):
+        from tqdm import tqdm
+
+        run = self.scenario.run
+        return tqdm(total=run.horizon_s if self.by_time else run.rounds,
+                    unit="sim s" if self.by_time else "round", desc=self.scenario.name,
+                    file=sys.stderr, dynamic_ncols=True, disable=None,
+                    bar_format=("{l_bar}{bar}| {n:,.0f}/{total:,.0f} sim s "
+                                "[{elapsed}<{remaining}{postfix}]") if self.by_time else None)
 
     def __call__(self, done: int, t_s: float, accuracy: float | None) -> None:
+        if self.bar is None:
+            self.bar = self._open()
         if self.by_time:
             self.bar.update(min(t_s, self.horizon_s) - self.bar.n)
         else:
@@ -82,10 +95,15 @@ class Progress:
         self.bar.set_postfix_str(f"{where}, acc {acc}", refresh=False)
 
     def close(self) -> None:
-        self.bar.close()
+        if self.bar is not None:
+            self.bar.close()
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from simfl.core.config.scenario import resolve_scenario_path
+    from simfl.metrics.rundir import write_provenance
+
+    started_at = time.time()
     scenario = _scenario_from_args(args)
     from simfl.experiment import run_scenario
 
@@ -95,17 +113,46 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         if bar:
             bar.close()
+    write_provenance(result.out_dir, ["simfl", *args.argv], started_at,
+                     resolve_scenario_path(args.scenario).resolve())
     summary = result.summary
     for warning in summary.get("warnings", ()):
         print(f"simfl run: warning: {warning}", file=sys.stderr)
-    if not args.quiet:
-        acc = summary["final_accuracy"]
-        print(f"{result.out_dir}: {summary['rounds']} rounds, {summary['sim_time_s']:.1f} s "
-              f"simulated in {summary['wall_time_s']:.1f} s, "
-              f"final accuracy {'-' if acc is None else f'{acc:.4f}'}, "
-              f"{summary['aggregated_updates']} updates aggregated")
+    acc = summary["final_accuracy"]
+    print(f"{result.out_dir}: {summary['rounds']} rounds, {summary['sim_time_s']:.1f} s "
+          f"simulated in {summary['wall_time_s']:.1f} s, "
+          f"final accuracy {'-' if acc is None else f'{acc:.4f}'}, "
+          f"{summary['aggregated_updates']} updates aggregated")
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from simfl.campaign import sweep
+
+    warn_failed_plugins(args.command, sys.stderr.write)
+    try:
+        report = sweep(args.scenario, seeds=args.seeds, grid=args.grid, set=args.set,
+                       out=args.out, jobs=args.jobs, engine=args.engine,
+                       scheduler=args.scheduler, quiet=args.quiet,
+                       command=["simfl", *args.argv])
+    except KeyboardInterrupt:
+        print("simfl sweep: interrupted: finished runs stay done, the others are pending; "
+              "the same command resumes", file=sys.stderr)
+        return 130
+    print(report.line())
+    return 1 if report.failed else 0
+
+
+def cmd_results(args: argparse.Namespace) -> int:
+    from simfl.campaign.results import csv_table, table, text_table
+    from simfl.metrics.rundir import write_atomic
+
+    columns, rows = table(Path(args.campaign))
+    if args.csv:
+        write_atomic(Path(args.csv), csv_table(columns, rows))
+        print(args.csv)
     else:
-        print(result.out_dir)
+        sys.stdout.write(text_table(columns, rows))
     return 0
 
 
@@ -138,6 +185,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="simfl", description=(
         "Discrete-event simulator of federated learning over unreliable networks."))
+    from simfl import __version__
+
+    parser.add_argument("--version", action="version", version=f"simfl {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def scenario_args(p: argparse.ArgumentParser) -> None:
@@ -151,8 +201,33 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", help="run directory (default runs/NAME_seedN, never overwritten)")
     run.add_argument("--timing-only", action="store_true", help="simulate timing, skip training")
     run.add_argument("--events", action="store_true", help="also write the full events.csv")
-    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--quiet", action="store_true",
+                     help="no progress bar (the one-line summary stays)")
     run.set_defaults(func=cmd_run)
+
+    sweeper = sub.add_parser("sweep", help="run a campaign: seeds x grid points, skipping runs "
+                             "already done")
+    scenario_args(sweeper)
+    sweeper.add_argument("--seeds", metavar="A-B", help="seeds: 1-5, 1,3,7 (default: the "
+                         "scenario's seed)")
+    sweeper.add_argument("--grid", action="append", metavar="KEY=V1,V2",
+                         help="a dotted scenario key and its values; several --grid give "
+                         "every combination")
+    sweeper.add_argument("--out", help="campaign folder (default runs/NAME_sweep)")
+    sweeper.add_argument("--jobs", type=int, default=1,
+                         help="runs at once (default 1: one after the other, in this process)")
+    sweeper.add_argument("--engine", choices=("local", "dask"), default="local",
+                         help="local process pool (default) or Dask distributed")
+    sweeper.add_argument("--scheduler", metavar="ADDRESS",
+                         help="a Dask scheduler (tcp://host:8786); default a LocalCluster")
+    sweeper.add_argument("--quiet", action="store_true",
+                         help="no progress bar (the one-line summary stays)")
+    sweeper.set_defaults(func=cmd_sweep)
+
+    res = sub.add_parser("results", help="a campaign's runs as one table")
+    res.add_argument("campaign", metavar="CAMPAIGN", help="campaign folder (made by simfl sweep)")
+    res.add_argument("--csv", metavar="FILE", help="write the table as CSV to FILE")
+    res.set_defaults(func=cmd_results)
 
     validate = sub.add_parser("validate", help="print the resolved scenario or what is wrong")
     scenario_args(validate)
@@ -184,7 +259,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv
     try:
         status = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit

@@ -196,7 +196,8 @@ def test_validate_into_a_closed_pipe_prints_no_traceback():
     assert err == "" and proc.returncode == 141
 
 
-def test_a_run_bounded_by_horizon_shows_a_bar_in_simulated_time(tmp_path, capsys):
+def test_a_run_bounded_by_horizon_shows_a_bar_in_simulated_time(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # the bar shows on terminals only
     assert main(["run", "battery", "--timing-only", "--set", "run.horizon_s=20000",
                  "--out", str(tmp_path / "b")]) == 0
     err = capsys.readouterr().err
@@ -212,7 +213,7 @@ def test_two_runs_with_the_same_name_and_seed_started_at_once_get_their_own_fold
              for d in (5, 7)]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
-    dirs = sorted(out.strip() for out, _ in outs)
+    dirs = sorted(out.strip().split(": ")[0] for out, _ in outs)
     assert dirs == ["runs/quickstart_seed1", "runs/quickstart_seed1_2"]
     for d in dirs:  # each folder holds one run's config and tables
         config = json.loads((tmp_path / d / "config.json").read_text())

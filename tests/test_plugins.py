@@ -176,7 +176,7 @@ def test_a_plugin_package_is_listed_and_runs_end_to_end(tmp_path):
     # at a time, as char_lstm does) all succeed
     assert done.returncode == 0, done.stderr
     listed, checked, ran = done.stdout.split("@@\n")
-    assert ran.split() == ["out", "out_b"]
+    assert [line.split(": ")[0] for line in ran.splitlines()] == ["out", "out_b"]
     for name in ("halved", "signed_sgd", "first_k", "stripes", "nobias"):
         line = next(l for l in listed.splitlines() if l.split()[:1] == [name])
         assert "(plug-in: myplug)" in line, line

@@ -151,3 +151,60 @@ def _claim(folder: Path) -> bool:
         return False
     except OSError as err:
         raise OutputError(f"cannot write in the run folder {folder}: {err.strerror or err}") from None
+
+
+#: seconds ``git rev-parse`` may take before provenance.json goes without a commit
+GIT_TIMEOUT_S = 5.0
+
+
+def git_commit(folder: Path | None) -> str | None:
+    """The commit checked out in the git repository holding ``folder`` (with ``+dirty``
+    when tracked files changed), or None: no git, not a repository, or any failure."""
+    import shutil
+    import subprocess
+
+    if folder is None or shutil.which("git") is None:
+        return None
+    try:
+        def git(*args: str) -> "subprocess.CompletedProcess[str]":
+            return subprocess.run(["git", *args], cwd=folder, capture_output=True, text=True,
+                                  timeout=GIT_TIMEOUT_S, stdin=subprocess.DEVNULL)
+
+        head = git("rev-parse", "--verify", "HEAD")
+        if head.returncode != 0:
+            return None
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+        return head.stdout.strip() + ("+dirty" if dirty.returncode == 0 and dirty.stdout.strip()
+                                      else "")
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+
+
+def provenance(command: Sequence[str], started_at: float, source: Path | None) -> dict[str, Any]:
+    """Where a run came from: command line, start time (UTC), host, simfl version, and
+    the git commit of the scenario script's repository if there is one."""
+    import importlib.metadata
+    import platform
+    import time
+
+    try:  # the installed distribution's version (metrics does not import the package root)
+        __version__ = importlib.metadata.version("simfl")
+    except importlib.metadata.PackageNotFoundError:
+        __version__ = "unknown"
+
+    source = Path(source) if source is not None else None
+    return {
+        "command": list(command),
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started_at)),
+        "host": platform.node(),
+        "simfl_version": __version__,
+        "scenario_file": None if source is None else str(source),
+        "git_commit": git_commit(source.parent if source is not None else None),
+    }
+
+
+def write_provenance(out_dir: Path, command: Sequence[str], started_at: float,
+                     source: Path | None = None) -> None:
+    """Write ``provenance.json`` in a run folder (never part of ``config.json``, which
+    stays byte-stable between identical runs)."""
+    write_json(Path(out_dir) / "provenance.json", provenance(command, started_at, source))

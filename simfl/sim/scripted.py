@@ -38,8 +38,8 @@ class ScriptedAccess(mac.IdealAccess):
     cfg: ScriptedMac
 
     def __init__(self, cfg: ScriptedMac, env: simpy.Environment, rngs: RngTree,
-                 n_clients: int) -> None:
-        super().__init__(cfg, env, rngs, n_clients)
+                 n_clients: int, on_transmit: mac.OnTransmit | None = None) -> None:
+        super().__init__(cfg, env, rngs, n_clients, on_transmit)
         _known(cfg.refused, n_clients, "network.mac.refused")
         self._t_open_s = 0.0
         self._waiting: set[int] = set()

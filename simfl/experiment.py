@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import contextlib
+import functools
 import importlib.metadata
 import platform
 import time
@@ -350,7 +351,10 @@ class _RoundLoop:
                     for a in outcome.received + outcome.late_received]
             teacher = self.sessions.teacher() if self.sessions else None
             if teacher is None:
-                updates = self.trainer.executor.submit(jobs, versions)
+                sums = getattr(self.aggregator, "needs", None) == "sum"  # FedAvg, FedProx
+                updates = self.trainer.executor.submit(
+                    jobs, versions, weigh=functools.partial(self.aggregator.sum_weight, outcome)
+                    if sums else None)
             else:  # the continuous initialiser: distil towards the last session's model
                 updates = self.sessions.distill(jobs, versions, teacher)
             # each side counts its own work: the updates the executor returned, the

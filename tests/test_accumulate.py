@@ -107,11 +107,8 @@ def test_job_plans_and_padding_equal_the_reference(work, batch_size):
     order = np.argsort(-n_steps, kind="stable")
     net = build_model(task.model, data.input_shape, data.n_classes)
     executor = BatchedExecutor(net, data, task, rngs, CPU)
-    ends = np.cumsum(sizes)
-    first_batch = np.cumsum(n_steps) - n_steps
-    rows = np.concatenate([np.arange(first_batch[i], first_batch[i] + n_steps[i]) for i in order])
-    take = np.concatenate([np.arange(ends[r] - sizes[r], ends[r]) for r in rows]).astype(int)
-    new = executor._pad_plans(samples[take], sizes[rows], n_steps[order])
+    samples, sizes, _ = job_plans([jobs[i] for i in order], data.client_indices, task, rngs)
+    new = executor._pad_plans(samples, sizes, n_steps[order])
     old = reference_padding([plans[i] for i in order], n_steps[order])
     assert len(new) == len(old)
     for (k_a, i_a, w_a), (k_b, i_b, w_b) in zip(new, old):

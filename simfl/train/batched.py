@@ -48,7 +48,7 @@ import torch
 
 from simfl.core.records import ClientUpdate, TrainJob
 from simfl.train.executor import Executor, InlineExecutor, SummedUpdates, Weigh
-from simfl.train.local import StepRule, job_plans
+from simfl.train.local import StepRule, job_plans, plan_sizes
 from simfl.train.models import Params
 
 
@@ -89,10 +89,10 @@ class BatchedExecutor(Executor):
                 summed: tuple[Params, np.ndarray] | None) -> list[ClientUpdate]:
         """Train ``jobs`` chunk by chunk; ``summed`` (accumulator, job weights): add each
         delta into the accumulator instead of returning it."""
-        samples, sizes, n_steps = job_plans(jobs, self.client_indices, self.task, self.rngs)
-        ends = np.cumsum(n_steps)
-        batches = [(ends[j] - n_steps[j], ends[j]) for j in range(len(jobs))]  # rows of sizes
-        batch_end = np.cumsum(sizes)
+        # a plan's length depends on the client's sample count only, so the stack order
+        # is known before any plan is drawn
+        n_steps = np.array([len(plan_sizes(len(self.client_indices[job.client]), self.task))
+                            for job in jobs], dtype=np.int64)
         order = np.argsort(-n_steps, kind="stable")  # longest plan first
         chunk = len(jobs)
         if self.device.type == "cpu" and self.net.batching == "stacked":
@@ -104,16 +104,11 @@ class BatchedExecutor(Executor):
         updates: list[ClientUpdate | None] = [None] * len(jobs)
         for first in range(0, len(jobs), chunk):
             part = order[first:first + chunk]
-            # the chunk's plans, back to back in stack order
-            rows = np.concatenate([np.arange(*batches[i]) for i in part]).astype(np.int64)
-            part_sizes = sizes[rows]
-            starts = batch_end[rows] - part_sizes
-            take = np.repeat(starts - np.cumsum(part_sizes) + part_sizes, part_sizes) + \
-                np.arange(int(part_sizes.sum()))
-            weights = None if summed is None else summed[1][part]
+            ordered = [jobs[i] for i in part]
+            samples, sizes, _ = job_plans(ordered, self.client_indices, self.task, self.rngs)
             for i, update in zip(part, self._submit_sorted(
-                    [jobs[i] for i in part], samples[take], part_sizes, n_steps[part], versions,
-                    None if summed is None else (summed[0], weights))):
+                    ordered, samples, sizes, n_steps[part], versions,
+                    None if summed is None else (summed[0], summed[1][part]))):
                 updates[i] = update
         return updates  # type: ignore[return-value]
 

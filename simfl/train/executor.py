@@ -12,7 +12,7 @@ from simfl.core.config import Task
 from simfl.core.records import ClientUpdate, TrainJob
 from simfl.core.rng import RngTree
 from simfl.train.data import FederatedData
-from simfl.train.local import Penalty, job_plan, sample_loss, sgd
+from simfl.train.local import Penalty, job_plans, sample_loss, sgd
 from simfl.train.models import Net, Params
 
 
@@ -105,7 +105,8 @@ class InlineExecutor(Executor):
         for pos, job in enumerate(jobs):
             base = versions[job.base_round]
             idx = self.client_indices[job.client]
-            plan = [idx[batch] for batch in job_plan(job, len(idx), self.task, self.rngs)]
+            samples, sizes, _ = job_plans([job], self.client_indices, self.task, self.rngs)
+            plan = np.split(samples, np.cumsum(sizes)[:-1]) if len(sizes) else []
             local, loss, extra = sgd(self.net, base, self.x, self.y, plan, self.task.lr,
                                      self.task.weight_decay, job.payload, self.loss, penalty)
             delta = list(local.values())

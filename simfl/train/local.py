@@ -33,6 +33,7 @@ axis, so the inline executor (one client, axis of length 1) and the batched exec
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any, Callable, Sequence
 
@@ -63,15 +64,23 @@ def minibatch_plan(n_samples: int, task: Task, rng: np.random.Generator) -> list
 
 
 def plan_sizes(n_samples: int, task: Task) -> np.ndarray:
-    """The batch size of each local step of a client with ``n_samples`` samples (int64):
-    it depends on the sample count and the task only, not on the client's stream."""
+    """The batch size of each local step of a client with ``n_samples`` samples (int64,
+    read-only): it depends on the sample count and the task only, not on the client's
+    stream."""
+    return _plan_sizes(int(n_samples), task.batch_size, task.local_epochs, task.local_steps)
+
+
+@functools.lru_cache(maxsize=4096)
+def _plan_sizes(n_samples: int, b: int, epochs: int, steps: int | None) -> np.ndarray:
     if n_samples == 0:
-        return np.zeros(0, dtype=np.int64)
-    b = task.batch_size
-    if task.local_steps is None:
+        sizes = np.zeros(0, dtype=np.int64)
+    elif steps is None:
         epoch = [b] * (n_samples // b) + ([n_samples % b] if n_samples % b else [])
-        return np.tile(np.array(epoch, dtype=np.int64), task.local_epochs)
-    return np.full(task.local_steps, min(b, n_samples), dtype=np.int64)
+        sizes = np.tile(np.array(epoch, dtype=np.int64), epochs)
+    else:
+        sizes = np.full(steps, min(b, n_samples), dtype=np.int64)
+    sizes.flags.writeable = False  # shared between calls
+    return sizes
 
 
 def plan_order(n_samples: int, task: Task, rng: np.random.Generator) -> np.ndarray:

@@ -352,9 +352,9 @@ class _RoundLoop:
             teacher = self.sessions.teacher() if self.sessions else None
             if teacher is None:
                 sums = getattr(self.aggregator, "needs", None) == "sum"  # FedAvg, FedProx
-                updates = self.trainer.executor.submit(
-                    jobs, versions, weigh=functools.partial(self.aggregator.sum_weight, outcome)
-                    if sums else None)
+                weigh = functools.partial(self.aggregator.sum_weight, outcome) if sums else None
+                updates = self.trainer.executor.submit(  # weigh: the deltas come summed
+                    jobs, versions, **({"weigh": weigh} if weigh else {}))
             else:  # the continuous initialiser: distil towards the last session's model
                 updates = self.sessions.distill(jobs, versions, teacher)
             # each side counts its own work: the updates the executor returned, the

@@ -244,3 +244,13 @@ def test_a_run_sums_fedavg_updates_and_counts_them(tiny_scenario, tmp_path, monk
     assert len(a) == len(b) > 1
     for row_a, row_b in zip(a, b):
         assert row_a == pytest.approx(row_b, abs=1e-4)
+
+
+def test_a_slice_of_summed_updates_keeps_the_whole_sum_and_its_count():
+    task, rngs, data, net, versions = setup(Logreg())
+    summed = BatchedExecutor(net, data, task, rngs, CPU).submit(
+        [TrainJob(c, 3, 5) for c in range(4)], versions, weigh=lambda c, n: float(n))
+    part = summed[1:]
+    assert isinstance(part, SummedUpdates) and len(part) == 3 and part.n_summed == 4
+    assert part.weights == summed.weights[1:] and part.weighted_sum is summed.weighted_sum
+    assert summed[0].client == 0

@@ -43,6 +43,14 @@ class SummedUpdates(list):
         self.weights = [float(w) for w in weights]
         self.n_summed = len(self.weights) if n_summed is None else n_summed
 
+    def __getitem__(self, item):
+        """An update, or for a slice the records and weights it selects with the same sum
+        and ``n_summed`` (taking records out does not take their deltas out of the sum)."""
+        if isinstance(item, slice):
+            return SummedUpdates(list.__getitem__(self, item), self.weighted_sum,
+                                 self.weights[item], self.n_summed)
+        return list.__getitem__(self, item)
+
 
 class Executor:
     """What every executor holds: the model recipe, the training set on the device, and

@@ -140,7 +140,7 @@ def test_summed_updates_aggregate_like_separate_deltas(executor, weighting, algo
     task, rngs, data, net, versions = setup(Mlp(hidden=(16,)),
                                             partition=Dirichlet(alpha=0.3, min_samples=1))
     cfg = algorithm(weighting=weighting, server_lr=0.7)
-    agg = build_aggregator(cfg, task, 16)
+    agg = build_aggregator(cfg, task.lr, 16)
     assert agg.needs == "sum"
     clients = [int(c) for c in np.random.default_rng(3).permutation(16)[:11]]
     multiplicity = [1 + c % 3 for c in clients] if weighting == "multiplicity" else ()
@@ -167,7 +167,7 @@ def test_summed_updates_aggregate_like_separate_deltas(executor, weighting, algo
 @pytest.mark.parametrize("executor", [InlineExecutor, BatchedExecutor])
 def test_the_sum_does_not_depend_on_arrival_order(executor):
     task, rngs, data, net, versions = setup(Logreg(), {"local_steps": 3})
-    agg = build_aggregator(FedAvg(), task, 16)
+    agg = build_aggregator(FedAvg(), task.lr, 16)
     jobs = [TrainJob(c, 3 + c % 2, 5) for c in range(12)]
     out = round_outcome(list(range(12)))
     weigh = functools.partial(agg.sum_weight, out)
@@ -181,7 +181,7 @@ def test_the_sum_does_not_depend_on_arrival_order(executor):
 
 def test_fedavg_refuses_a_sum_made_with_other_weights():
     task, rngs, data, net, versions = setup(Logreg())
-    agg = build_aggregator(FedAvg(weighting="data"), task, 16)
+    agg = build_aggregator(FedAvg(weighting="data"), task.lr, 16)
     jobs = [TrainJob(c, 3, 5) for c in range(4)]
     ex = BatchedExecutor(net, data, task, rngs, CPU)
     summed = ex.submit(jobs, versions, weigh=lambda client, n: 1.0)  # uniform, not data
@@ -191,7 +191,7 @@ def test_fedavg_refuses_a_sum_made_with_other_weights():
 
 def test_an_all_zero_weight_sum_leaves_the_model_and_counts_the_updates():
     task, rngs, data, net, versions = setup(Logreg())
-    agg = build_aggregator(FedAvg(weighting="multiplicity"), task, 16)
+    agg = build_aggregator(FedAvg(weighting="multiplicity"), task.lr, 16)
     out = round_outcome([0, 1], multiplicity=[0, 0])
     summed = BatchedExecutor(net, data, task, rngs, CPU).submit(
         [TrainJob(0, 3, 5), TrainJob(1, 3, 5)], versions,
@@ -206,7 +206,7 @@ def test_an_empty_submission_sums_nothing():
     for executor in (InlineExecutor, BatchedExecutor):
         summed = executor(net, data, task, rngs, CPU).submit([], versions, weigh=lambda c, n: 1.0)
         assert isinstance(summed, SummedUpdates) and len(summed) == 0
-    agg = build_aggregator(FedAvg(), task, 16)
+    agg = build_aggregator(FedAvg(), task.lr, 16)
     params, _, metrics = agg.aggregate(None, versions[3], round_outcome([]), summed)
     assert params is versions[3] and metrics[N_AGGREGATED] == 0
 

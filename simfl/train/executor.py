@@ -70,8 +70,9 @@ class Executor:
     def _submit_summed(self, jobs: Sequence[TrainJob], versions: dict[int, Params],
                        weigh: Weigh, train: Callable[..., list[ClientUpdate]]) -> SummedUpdates:
         """Train ``jobs`` with ``train(jobs, versions, (accumulator, weights))``, adding
-        ``weigh(client, n_samples)`` times each delta into one accumulator. The jobs are summed in client order
-        (then base round), so the sum does not depend on the order they arrived in."""
+        ``weigh(client, n_samples)`` times each delta into one accumulator. The jobs are
+        summed in client order (then base round), so the sum does not depend on the order
+        they arrived in."""
         order = sorted(range(len(jobs)), key=lambda i: (jobs[i].client, jobs[i].base_round))
         ordered = [jobs[i] for i in order]
         weights = np.array([float(weigh(job.client, len(self.client_indices[job.client])))

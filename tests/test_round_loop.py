@@ -121,7 +121,8 @@ def test_invariant_check_catches_an_executor_that_drops_a_job(tiny_scenario, tmp
     for executor in (InlineExecutor, BatchedExecutor):
         submit = executor.submit
         monkeypatch.setattr(executor, "submit",
-                            lambda self, jobs, *rest, _submit=submit: _submit(self, jobs, *rest)[1:])
+                            lambda self, jobs, *rest, _submit=submit, **kw:
+                            _submit(self, jobs, *rest, **kw)[1:])
     with pytest.raises(RuntimeError, match="received"):
         run(with_(tiny_scenario, "run.rounds=2"), tmp_path / "r")
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import KeysView, Mapping
+from collections.abc import KeysView, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar, Iterator
@@ -333,3 +333,35 @@ class ClientUpdate:
     delta: Any
     train_loss: float = float("nan")
     extra: Mapping[str, Any] = field(default_factory=LocalResult)
+
+
+class SummedUpdates(list["ClientUpdate"]):
+    """The updates of a submission whose deltas were summed as they were made.
+
+    A list of :class:`ClientUpdate` in job order, each with its client, base round,
+    sample count, loss and extras but an empty ``delta``, plus
+
+    * ``weighted_sum``: ``{name: sum_k weights[k] * delta_k[name]}``, the deltas being
+      the ones the executor would otherwise have returned;
+    * ``weights``: each update's weight (from the aggregator's ``weigh``), in list order;
+    * ``n_summed``: how many deltas went into the sum (the executor's own count).
+
+    Summing as they are made saves writing K fresh delta tensors per round; an
+    aggregator whose step reads only this sum (``needs = "sum"``, e.g. FedAvg) asks
+    for it.
+    """
+
+    def __init__(self, updates: Sequence[ClientUpdate], weighted_sum: dict[str, Any],
+                 weights: Sequence[float], n_summed: int | None = None) -> None:
+        super().__init__(updates)
+        self.weighted_sum = weighted_sum
+        self.weights = [float(w) for w in weights]
+        self.n_summed = len(self.weights) if n_summed is None else n_summed
+
+    def __getitem__(self, item: Any) -> Any:
+        """An update, or for a slice the records and weights it selects with the same sum
+        and ``n_summed`` (taking records out does not take their deltas out of the sum)."""
+        if isinstance(item, slice):
+            return SummedUpdates(list.__getitem__(self, item), self.weighted_sum,
+                                 self.weights[item], self.n_summed)
+        return list.__getitem__(self, item)

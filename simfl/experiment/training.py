@@ -7,6 +7,7 @@ the round loop has no branch on whether a run trains.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Mapping, Protocol
 
 import numpy as np
@@ -129,7 +130,7 @@ class ModelTrainer:
                              self._payload(a.client, a.base_round)) for a in arrivals]
             teacher = self.sessions.teacher()
             if teacher is None:
-                updates = self.executor.submit(jobs, versions)
+                updates = self._submit(jobs, versions, outcome)
             else:  # the continuous initialiser: distil towards the last session's model
                 updates = self.sessions.distill(jobs, versions, teacher)
             # each side counts its own work: the updates the executor returned, the
@@ -149,6 +150,14 @@ class ModelTrainer:
         self.versions = {b: v for b, v in versions.items() if b in needed}
         self.n_trained += n_trained
         return n_trained, n_aggregated
+
+    def _submit(self, jobs: list[TrainJob], versions: dict, outcome: RoundOutcome):
+        """Train ``jobs``; an aggregator that needs only the weighted sum of the deltas
+        (FedAvg, FedProx: ``needs = "sum"``) gets them summed by the executor."""
+        if getattr(self.aggregator, "needs", None) != "sum":
+            return self.executor.submit(jobs, versions)
+        weigh = functools.partial(self.aggregator.sum_weight, outcome)
+        return self.executor.submit(jobs, versions, weigh=weigh)
 
     def _payload(self, client: int, r: int) -> Any:
         """The aggregator's payload for ``client`` with round r's step-size scale

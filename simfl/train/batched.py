@@ -47,8 +47,8 @@ import numpy as np
 import torch
 
 from simfl.core.records import ClientUpdate, TrainJob
-from simfl.train.executor import Executor, InlineExecutor
-from simfl.train.local import StepRule, job_plan
+from simfl.train.executor import Executor, InlineExecutor, SummedUpdates, Weigh
+from simfl.train.local import StepRule, job_plans, plan_sizes
 from simfl.train.models import Params
 
 
@@ -73,17 +73,26 @@ class BatchedExecutor(Executor):
         super().__init__(*args, **kwargs)
         self._buffers: dict[str, torch.Tensor] = {}
 
-    def submit(self, jobs: Sequence[TrainJob], versions: dict[int, Params]) -> list[ClientUpdate]:
+    def submit(self, jobs: Sequence[TrainJob], versions: dict[int, Params],
+               weigh: Weigh | None = None) -> list[ClientUpdate]:
+        """Train ``jobs``; with ``weigh``, sum the deltas as they are made
+        (:meth:`Executor.submit`)."""
         if not jobs:
-            return []
+            return [] if weigh is None else SummedUpdates([], {}, [])
         if getattr(self.net, "batching", None) is None:  # cannot be stacked: one job at a time
-            return InlineExecutor.submit(self, jobs, versions)
-        plans = []
-        for job in jobs:
-            idx = self.client_indices[job.client]
-            plan = job_plan(job, len(idx), self.task, self.rngs)
-            plans.append([idx[batch] for batch in plan])  # global sample indices per step
-        n_steps = np.array([len(p) for p in plans], dtype=np.int64)
+            return InlineExecutor.submit(self, jobs, versions, weigh=weigh)
+        if weigh is not None:
+            return self._submit_summed(jobs, versions, weigh, self._submit)
+        return self._submit(jobs, versions, None)
+
+    def _submit(self, jobs: Sequence[TrainJob], versions: dict[int, Params],
+                summed: tuple[Params, np.ndarray] | None) -> list[ClientUpdate]:
+        """Train ``jobs`` chunk by chunk; ``summed`` (accumulator, job weights): add each
+        delta into the accumulator instead of returning it."""
+        # a plan's length depends on the client's sample count only, so the stack order
+        # is known before any plan is drawn
+        n_steps = np.array([len(plan_sizes(len(self.client_indices[job.client]), self.task))
+                            for job in jobs], dtype=np.int64)
         order = np.argsort(-n_steps, kind="stable")  # longest plan first
         chunk = len(jobs)
         if self.device.type == "cpu" and self.net.batching == "stacked":
@@ -95,15 +104,19 @@ class BatchedExecutor(Executor):
         updates: list[ClientUpdate | None] = [None] * len(jobs)
         for first in range(0, len(jobs), chunk):
             part = order[first:first + chunk]
-            for i, update in zip(part, self._submit_sorted([jobs[i] for i in part],
-                                                           [plans[i] for i in part],
-                                                           n_steps[part], versions)):
+            ordered = [jobs[i] for i in part]
+            samples, sizes, _ = job_plans(ordered, self.client_indices, self.task, self.rngs)
+            for i, update in zip(part, self._submit_sorted(
+                    ordered, samples, sizes, n_steps[part], versions,
+                    None if summed is None else (summed[0], summed[1][part]))):
                 updates[i] = update
         return updates  # type: ignore[return-value]
 
-    def _submit_sorted(self, jobs: list[TrainJob], plans: list[list[np.ndarray]],
-                       n_steps: np.ndarray, versions: dict[int, Params]) -> list[ClientUpdate]:
-        """Train ``jobs`` (sorted by plan length, longest first) as one stack."""
+    def _submit_sorted(self, jobs: list[TrainJob], samples: np.ndarray, sizes: np.ndarray,
+                       n_steps: np.ndarray, versions: dict[int, Params],
+                       summed: tuple[Params, np.ndarray] | None = None) -> list[ClientUpdate]:
+        """Train ``jobs`` (sorted by plan length, longest first) as one stack; ``samples``
+        and ``sizes`` are their plans back to back (:func:`job_plans`)."""
         k = len(jobs)
         names = list(versions[jobs[0].base_round])
         rounds = {job.base_round for job in jobs}
@@ -114,18 +127,30 @@ class BatchedExecutor(Executor):
         else:
             base = {name: torch.stack([versions[job.base_round][name] for job in jobs])
                     for name in names}
-        steps = self._pad_plans(plans, n_steps)
+        steps = self._pad_plans(samples, sizes, n_steps)
         rule = StepRule([job.payload for job in jobs], base, self.task.lr, self.task.weight_decay)
         train = self._train if self.net.batching == "dense" else self._train_stacked
         local, loss_sum = train(base, steps, rule)
         extras = rule.extras(local, n_steps.tolist())
 
         mean_loss = (loss_sum.cpu().numpy() / np.maximum(n_steps, 1)).tolist()
+        n_samples = [len(self.client_indices[job.client]) for job in jobs]
+        if summed is not None:
+            # sum_k w_k (local_k - base_k) into the accumulator: the difference in place in
+            # the chunk's buffer (still in the cache), then one matrix-vector product
+            acc, weights = summed
+            w = torch.as_tensor(weights, dtype=local[names[0]].dtype, device=self.device)
+            for name in names:
+                delta = local[name].sub_(base[name])
+                acc[name].view(-1).addmv_(delta.view(k, -1).t(), w)
+            return [ClientUpdate(job.client, job.base_round, n_samples[pos], {},
+                                 mean_loss[pos], extras[pos])
+                    for pos, job in enumerate(jobs)]
         # Each delta gets its own storage (a view of a [K, ...] stack would keep the
         # whole stack alive for as long as any one update is kept, e.g. in a MIFA table).
         local_rows = {name: local[name].unbind(0) for name in names}
         base_rows = {name: base[name].unbind(0) for name in names}
-        return [ClientUpdate(job.client, job.base_round, len(self.client_indices[job.client]),
+        return [ClientUpdate(job.client, job.base_round, n_samples[pos],
                              {name: local_rows[name][pos] - base_rows[name][pos] for name in names},
                              mean_loss[pos], extras[pos])
                 for pos, job in enumerate(jobs)]
@@ -139,34 +164,39 @@ class BatchedExecutor(Executor):
             buf = self._buffers[name] = torch.empty(shape, dtype=like.dtype, device=like.device)
         return buf[:shape[0]]
 
-    def _pad_plans(self, plans: list[list[np.ndarray]], n_steps: np.ndarray):
+    def _pad_plans(self, samples: np.ndarray, sizes: np.ndarray, n_steps: np.ndarray):
         """Per step: (number of active clients, global indices [K_t, B_t], weights [K_t, B_t]).
 
-        ``plans`` are sorted by length, longest first, so the active clients of a step
-        are a prefix of the stack.
+        ``samples`` and ``sizes`` are the clients' plans back to back (client 0's batches,
+        then client 1's, ...), ``n_steps`` their numbers of batches, sorted longest first,
+        so the active clients of a step are a prefix of the stack. A padded slot repeats
+        the first sample of its batch and has weight 0.
         """
         total = int(n_steps[0]) if len(n_steps) else 0
         if total == 0:
             return []
-        width = max(len(b) for plan in plans for b in plan)
-        index = np.zeros((total, len(plans), width), dtype=np.int64)
-        weight = np.zeros((total, len(plans), width), dtype=np.float64)
-        sizes = np.zeros((total, len(plans)), dtype=np.int64)
-        for c, plan in enumerate(plans):
-            for t, batch in enumerate(plan):
-                n = len(batch)
-                index[t, c, :n] = batch
-                index[t, c, n:] = batch[0]  # pad with one of the client's own samples
-                weight[t, c, :n] = 1.0 / n
-                sizes[t, c] = n
+        k, width = len(n_steps), int(sizes.max())
+        client = np.repeat(np.arange(k), n_steps)  # of each batch
+        step = np.arange(len(sizes)) - np.repeat(np.cumsum(n_steps) - n_steps, n_steps)
+        first = np.cumsum(sizes) - sizes  # of each batch, into samples
+        index = np.zeros((total, k, width), dtype=np.int64)
+        weight = np.zeros((total, k, width), dtype=np.float64)
+        size = np.zeros((total, k), dtype=np.int64)
+        index[step, client] = samples[first][:, None]  # padding: the batch's first sample
+        size[step, client] = sizes
+        of = np.repeat(np.arange(len(sizes)), sizes)  # the batch of each sample
+        slot = np.arange(len(samples)) - first[of]
+        index[step[of], client[of], slot] = samples
+        weight[step[of], client[of], slot] = 1.0 / sizes[of]
         index_dev = torch.from_numpy(index).to(self.device)
         weight_dev = torch.from_numpy(weight).to(device=self.device, dtype=self.x.dtype)
-        steps = []
+        active = (n_steps[None, :] > np.arange(total)[:, None]).sum(axis=1)
+        out = []
         for t in range(total):
-            k_t = int(np.count_nonzero(n_steps > t))
-            b_t = int(sizes[t, :k_t].max())
-            steps.append((k_t, index_dev[t, :k_t, :b_t], weight_dev[t, :k_t, :b_t]))
-        return steps
+            k_t = int(active[t])
+            b_t = int(size[t, :k_t].max())
+            out.append((k_t, index_dev[t, :k_t, :b_t], weight_dev[t, :k_t, :b_t]))
+        return out
 
     def _train(self, base: Params, steps, rule: StepRule) -> tuple[Params, torch.Tensor]:
         """The local rule on the stacked parameters; returns them and each client's summed loss.

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+import functools
+from typing import Callable, Sequence
 
+import numpy as np
 import torch
 
 from simfl.core.config import Task
 from simfl.core.records import ClientUpdate, TrainJob
 from simfl.core.rng import RngTree
 from simfl.train.data import FederatedData
-from simfl.train.local import Penalty, job_plan, sample_loss, sgd
+from simfl.train.local import Penalty, job_plans, sample_loss, sgd
 from simfl.train.models import Net, Params
+from simfl.core.records import SummedUpdates  # noqa: F401  (re-exported)
+
+
+#: an aggregator's weight of one update in its weighted sum: (client, n_samples) -> weight
+Weigh = Callable[[int, int], float]
 
 
 class Executor:
@@ -29,22 +36,65 @@ class Executor:
         self.client_indices = data.client_indices
         self.loss = sample_loss(task.dataset)
 
+    def _submit_summed(self, jobs: Sequence[TrainJob], versions: dict[int, Params],
+                       weigh: Weigh, train: Callable[..., list[ClientUpdate]]) -> SummedUpdates:
+        """Train ``jobs`` with ``train(jobs, versions, (accumulator, weights))``, adding
+        ``weigh(client, n_samples)`` times each delta into one accumulator. The jobs are
+        summed in client order (then base round), so the sum does not depend on the order
+        they arrived in."""
+        order = sorted(range(len(jobs)), key=lambda i: (jobs[i].client, jobs[i].base_round))
+        ordered = [jobs[i] for i in order]
+        weights = np.array([float(weigh(job.client, len(self.client_indices[job.client])))
+                            for job in ordered])
+        acc = {name: torch.zeros_like(v) for name, v in versions[ordered[0].base_round].items()}
+        done = train(ordered, versions, (acc, weights))
+        updates: list = [None] * len(jobs)
+        back = [0.0] * len(jobs)
+        for pos, i in enumerate(order):
+            updates[i], back[i] = done[pos], weights[pos]
+        return SummedUpdates(updates, acc, back, n_summed=len(done))
+
+
 
 class InlineExecutor(Executor):
     """Trains the jobs one after another on one device, each with the local rule its
     payload asks for (:mod:`simfl.train.local`)."""
 
     def submit(self, jobs: Sequence[TrainJob], versions: dict[int, Params],
-               penalty: Penalty | None = None) -> list[ClientUpdate]:
-        """Train ``jobs``; ``penalty`` is an extra term of every job's local objective."""
+               penalty: Penalty | None = None, weigh: Weigh | None = None,
+               ) -> list[ClientUpdate]:
+        """Train ``jobs``; ``penalty`` is an extra term of every job's local objective.
+
+        With ``weigh`` (an aggregator's weight of an update, from its client and sample
+        count) the deltas are summed as they are made and a :class:`SummedUpdates`
+        comes back: the same records with empty deltas, and the weighted sum.
+        """
+        train = functools.partial(InlineExecutor._submit, self, penalty=penalty)
+        if weigh is None:
+            return train(jobs, versions, None)
+        if not jobs:
+            return SummedUpdates([], {}, [])
+        return self._submit_summed(jobs, versions, weigh, train)
+
+    def _submit(self, jobs: Sequence[TrainJob], versions: dict[int, Params],
+                summed: tuple[Params, np.ndarray] | None,
+                penalty: Penalty | None = None) -> list[ClientUpdate]:
         updates = []
-        for job in jobs:
+        for pos, job in enumerate(jobs):
             base = versions[job.base_round]
             idx = self.client_indices[job.client]
-            plan = [idx[batch] for batch in job_plan(job, len(idx), self.task, self.rngs)]
+            samples, sizes, _ = job_plans([job], self.client_indices, self.task, self.rngs)
+            plan = np.split(samples, np.cumsum(sizes)[:-1]) if len(sizes) else []
             local, loss, extra = sgd(self.net, base, self.x, self.y, plan, self.task.lr,
                                      self.task.weight_decay, job.payload, self.loss, penalty)
-            torch._foreach_sub_(list(local.values()), [base[k] for k in local])
-            delta = local  # sgd's own copy becomes the delta
-            updates.append(ClientUpdate(job.client, job.base_round, len(idx), delta, loss, extra))
+            delta = list(local.values())
+            torch._foreach_sub_(delta, [base[k] for k in local])
+            if summed is None:
+                update_delta = local  # sgd's own copy becomes the delta
+            else:
+                acc, weights = summed
+                torch._foreach_add_([acc[k] for k in local], delta, alpha=float(weights[pos]))
+                update_delta = {}
+            updates.append(ClientUpdate(job.client, job.base_round, len(idx), update_delta,
+                                        loss, extra))
         return updates

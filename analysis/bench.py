@@ -158,11 +158,32 @@ def arm_simfl(executor: str, model: str, cohort: int, rounds: int) -> dict:
             "aggregated_updates": summary["aggregated_updates"]}
 
 
+def plain_round(net, state: dict, clients, client_indices, x, y, rng) -> dict:
+    """One round of the plain loop: each client loads ``state`` into the one module, runs
+    an epoch of ``optim.SGD`` on its samples, and its parameters are summed."""
+    import torch
+    import torch.nn.functional as F
+
+    total = {k: torch.zeros_like(v) for k, v in state.items()}
+    for client in clients:
+        idx = client_indices[client]
+        net.load_state_dict(state)
+        optimizer = torch.optim.SGD(net.parameters(), lr=LR)
+        order = idx[rng.permutation(len(idx))]
+        for i in range(0, len(order), BATCH):
+            batch = torch.from_numpy(order[i:i + BATCH])
+            optimizer.zero_grad()
+            F.cross_entropy(net(x[batch]), y[batch]).backward()
+            optimizer.step()
+        for k, v in net.state_dict().items():
+            total[k] += v
+    return total
+
+
 def arm_plain(model: str, cohort: int, rounds: int) -> dict:
     """FedAvg as a plain sequential PyTorch loop: no simulator, one module reused."""
     import numpy as np
     import torch
-    import torch.nn.functional as F
 
     data = reference_data(model)
     x, y = torch.from_numpy(data.x_train), torch.from_numpy(data.y_train)
@@ -175,19 +196,7 @@ def arm_plain(model: str, cohort: int, rounds: int) -> dict:
     for _ in range(rounds):
         start = time.perf_counter()
         chosen = rng.choice(N_CLIENTS, size=cohort, replace=False)
-        total = {k: torch.zeros_like(v) for k, v in global_state.items()}
-        for client in chosen:
-            idx = data.client_indices[client]
-            net.load_state_dict(global_state)
-            optimizer = torch.optim.SGD(net.parameters(), lr=LR)
-            order = idx[rng.permutation(len(idx))]
-            for i in range(0, len(order), BATCH):
-                batch = torch.from_numpy(order[i:i + BATCH])
-                optimizer.zero_grad()
-                F.cross_entropy(net(x[batch]), y[batch]).backward()
-                optimizer.step()
-            for k, v in net.state_dict().items():
-                total[k] += v
+        total = plain_round(net, global_state, chosen, data.client_indices, x, y, rng)
         global_state = {k: v / cohort for k, v in total.items()}
         with torch.no_grad():
             net.load_state_dict(global_state)
@@ -323,7 +332,6 @@ def arm_cnn(cohorts: list[int], repeats: int) -> dict:
     loop, interleaved; the first repetition is a warm-up and is dropped."""
     import numpy as np
     import torch
-    import torch.nn.functional as F
 
     import simfl
     from simfl.core.records import TrainJob
@@ -351,19 +359,7 @@ def arm_cnn(cohorts: list[int], repeats: int) -> dict:
     rng = np.random.default_rng(SEED)
 
     def plain(clients) -> None:
-        total = {k: torch.zeros_like(v) for k, v in state.items()}
-        for client in clients:
-            idx = data.client_indices[client]
-            module.load_state_dict(state)
-            optimizer = torch.optim.SGD(module.parameters(), lr=LR)
-            order = idx[rng.permutation(len(idx))]
-            for i in range(0, len(order), BATCH):
-                batch = torch.from_numpy(order[i:i + BATCH])
-                optimizer.zero_grad()
-                F.cross_entropy(module(x[batch]), y[batch]).backward()
-                optimizer.step()
-            for k, v in module.state_dict().items():
-                total[k] += v
+        plain_round(module, state, clients, data.client_indices, x, y, rng)
 
     times: dict = {f"{k}/{arm}": [] for k in cohorts for arm in CNN_ARMS}
     for rep in range(repeats + 1):

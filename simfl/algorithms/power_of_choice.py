@@ -30,7 +30,7 @@ class PowerOfChoiceSampler(_Stateless):
 
         d is raised to k when smaller (the rule needs d >= k).
         """
-        pool = np.sort(np.asarray(view.available, dtype=np.int64))
+        pool = np.asarray(view.available, dtype=np.int64)  # sorted: the view's contract
         if self.cfg.d is None or len(pool) <= max(self.cfg.d, k):
             return pool
         weights = view.n_samples[pool].astype(np.float64)

@@ -158,12 +158,7 @@ class EnergyMeter:
 class InfiniteEnergy(EnergyMeter):
     """Infinite energy: round work is metered and no device is ever stopped.
 
-    Parameters
-    ----------
-    energy:
-        Power (or energy per bit) of each state.
-    tx_rate_bps:
-        Nominal uplink bit rate: prices contention transmissions when energy is per bit.
+    ``energy`` and ``tx_rate_bps`` price each state as :class:`PowerModel` does.
     """
 
     def __init__(self, n_clients: int, energy: Energy, tx_rate_bps: float = 0.0) -> None:

@@ -32,7 +32,9 @@ from simfl.core.config import (
     CVaR, FedAR, FedAvg, FedAvgIS, FedAvgS, FedAvgSWait, FedLaAvg, FedProx, FedVARP, Mifa,
     Scaffold,
     ConstantLr, ExponentialLr, InverseRoundLr, LrSchedule,
+    ServerOptimizer, NoServerOptimizer, ServerSgd, FedAvgM, FedAdam, FedYogi, FedAdagrad,
     AllAvailable, FedGS, LongestAbsent, Md, PowerOfChoice, Uniform, WaitGroup,
+    AsyncMode, BufferedMode, ServerMode, SyncMode,
     # loading and overriding scenarios
     apply_overrides, load_scenario, parse_override)
 from simfl.core.errors import ConfigError, SimflError
@@ -44,10 +46,33 @@ __version__ = "0.1.0"
 
 
 def run(scenario: Scenario, out_dir=None, progress=None):
-    """Simulate ``scenario``; returns a RunResult (run directory, summary, outcomes)."""
-    from simfl.experiment import run_scenario
+    """Simulate ``scenario``; returns a RunResult (run directory, summary, outcomes).
+    The run folder gets a ``provenance.json`` naming this process's command line."""
+    import sys
+    import time
 
-    return run_scenario(scenario, out_dir, progress)
+    from simfl.experiment import run_scenario
+    from simfl.metrics.rundir import write_provenance
+
+    started_at = time.time()
+    result = run_scenario(scenario, out_dir, progress)
+    write_provenance(result.out_dir, sys.argv, started_at, None)
+    return result
+
+
+def resume(run_dir, progress=None):
+    """Continue the stopped run in ``run_dir`` from its latest checkpoint
+    (``run.checkpoint_every_rounds``); returns a RunResult. See ``simfl resume``."""
+    import sys
+    import time
+
+    from simfl.experiment import resume_run
+    from simfl.metrics.rundir import write_provenance
+
+    started_at = time.time()
+    result = resume_run(run_dir, progress)
+    write_provenance(result.out_dir, sys.argv, started_at, None)
+    return result
 
 
 def sweep(scenario, seeds=None, grid=None, set=None, out=None, jobs=1, engine="local",
@@ -83,7 +108,6 @@ __all__ = [
     "Aggregator", "Availability", "Channel", "Dataset", "Mac", "Model", "Partition", "Rate",
     "Sampler", "SessionInit",
     "Blobs", "Digits", "Mnist5k", "Quadratic", "Synthetic", "Dirichlet", "Iid", "Native",
-    "Shards", "Logreg", "Mlp",
     "Cifar10", "Cifar100", "Idx", "Leaf", "Npz",
     "Shards", "Logreg", "Mlp", "Cnn", "Lenet5", "CharLstm",
     "Always", "Bernoulli", "Diurnal", "Ideal", "LessDataFirst", "LogNormal", "Markov",
@@ -96,8 +120,10 @@ __all__ = [
     "FedVARP", "Mifa",
     "Scaffold", "AllAvailable", "FedGS", "LongestAbsent", "Md", "PowerOfChoice", "Uniform",
     "WaitGroup", "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule",
+    "ServerOptimizer", "NoServerOptimizer", "ServerSgd", "FedAvgM", "FedAdam", "FedYogi",
+    "FedAdagrad",
     "apply_overrides", "load_scenario", "parse_override",
     "LocalPayload", "LocalResult", "LocalRule", "SgdPayload", "ScaledSgdPayload", "ProxPayload",
     "ScaffoldPayload", "CVaRPayload", "ScaffoldResult", "CVaRResult", "register", "load_plugins",
-    "ConfigError", "SimflError", "run", "sweep", "results",
+    "ConfigError", "SimflError", "run", "resume", "sweep", "results",
 ]

@@ -1,4 +1,4 @@
-"""The ``simfl`` command line: run, sweep, results, validate, list, plot.
+"""The ``simfl`` command line: run, resume, sweep, results, validate, list, plot.
 
 Exit status: 0 success, 2 invalid scenario or arguments (one line naming the field,
 the bad value and what is allowed), 1 a run that could not write its files (one line)
@@ -27,7 +27,8 @@ from simfl.plugins import warn_failed_plugins
 
 #: ``simfl list`` topics (one per extension point), in display order
 LIST_TOPICS = ("aggregators", "local_rules", "samplers", "availability", "channels", "rates",
-               "macs", "datasets", "partitions", "models", "initialisers", "lr_schedules")
+               "macs", "datasets", "partitions", "models", "initialisers", "lr_schedules",
+               "server_modes", "server_optimizers")
 
 
 def _scenario_from_args(args: argparse.Namespace) -> Scenario:
@@ -84,8 +85,10 @@ class Progress:
                                 "[{elapsed}<{remaining}{postfix}]") if self.by_time else None)
 
     def __call__(self, done: int, t_s: float, accuracy: float | None) -> None:
-        if self.bar is None:
+        if self.bar is None:  # a resumed run starts where its checkpoint was
             self.bar = self._open()
+            if not self.by_time:
+                self.bar.update(done - 1)
         if self.by_time:
             self.bar.update(min(t_s, self.horizon_s) - self.bar.n)
         else:
@@ -115,15 +118,41 @@ def cmd_run(args: argparse.Namespace) -> int:
             bar.close()
     write_provenance(result.out_dir, ["simfl", *args.argv], started_at,
                      resolve_scenario_path(args.scenario).resolve())
+    return _report("run", result)
+
+
+def _report(command: str, result) -> int:
+    """The run's warnings on stderr and its one-line summary on stdout."""
     summary = result.summary
     for warning in summary.get("warnings", ()):
-        print(f"simfl run: warning: {warning}", file=sys.stderr)
+        print(f"simfl {command}: warning: {warning}", file=sys.stderr)
     acc = summary["final_accuracy"]
     print(f"{result.out_dir}: {summary['rounds']} rounds, {summary['sim_time_s']:.1f} s "
           f"simulated in {summary['wall_time_s']:.1f} s, "
           f"final accuracy {'-' if acc is None else f'{acc:.4f}'}, "
           f"{summary['aggregated_updates']} updates aggregated")
     return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from simfl.experiment import resume_run
+    from simfl.metrics.rundir import write_provenance
+
+    started_at = time.time()
+    bar = None
+    if not args.quiet:
+        try:
+            config = json.loads((Path(args.dir) / "config.json").read_text(encoding="utf-8"))
+            bar = Progress(Scenario.from_dict(config["scenario"]))  # type: ignore[arg-type]
+        except (OSError, ValueError, KeyError, TypeError, SimflError):
+            bar = None  # resume_run says what is wrong with the folder
+    try:
+        result = resume_run(Path(args.dir), bar)
+    finally:
+        if bar:
+            bar.close()
+    write_provenance(result.out_dir, ["simfl", *args.argv], started_at, None)
+    return _report("resume", result)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -195,15 +224,24 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--set", action="append", metavar="KEY=VALUE",
                        help="override a dotted scenario key (value parsed as JSON when possible)")
 
+    def quiet_arg(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--quiet", action="store_true",
+                       help="no progress bar (the one-line summary stays)")
+
     run = sub.add_parser("run", help="simulate a scenario and write its run directory")
     scenario_args(run)
     run.add_argument("--seed", type=int, help="root random seed (overrides the scenario's)")
     run.add_argument("--out", help="run directory (default runs/NAME_seedN, never overwritten)")
     run.add_argument("--timing-only", action="store_true", help="simulate timing, skip training")
     run.add_argument("--events", action="store_true", help="also write the full events.csv")
-    run.add_argument("--quiet", action="store_true",
-                     help="no progress bar (the one-line summary stays)")
+    quiet_arg(run)
     run.set_defaults(func=cmd_run)
+
+    resume = sub.add_parser("resume", help="continue a stopped run from its latest checkpoint "
+                            "(run.checkpoint_every_rounds)")
+    resume.add_argument("dir", metavar="DIR", help="the run folder")
+    quiet_arg(resume)
+    resume.set_defaults(func=cmd_resume)
 
     sweeper = sub.add_parser("sweep", help="run a campaign: seeds x grid points, skipping runs "
                              "already done")
@@ -220,8 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="local process pool (default) or Dask distributed")
     sweeper.add_argument("--scheduler", metavar="ADDRESS",
                          help="a Dask scheduler (tcp://host:8786); default a LocalCluster")
-    sweeper.add_argument("--quiet", action="store_true",
-                         help="no progress bar (the one-line summary stays)")
+    quiet_arg(sweeper)
     sweeper.set_defaults(func=cmd_sweep)
 
     res = sub.add_parser("results", help="a campaign's runs as one table")

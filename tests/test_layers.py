@@ -6,10 +6,13 @@ package) and imports of the ``simfl`` package itself (``import simfl``, ``from s
 import register``), which run ``simfl/__init__.py`` and with it the composition root's
 entry points, so no lower layer may use them. setup.cfg states the same layers for
 import-linter (tests/test_static.py runs it); this file also covers what import-linter
-does not see: the root package and the ``analysis/`` scripts.
+does not see: the root package and the ``analysis/`` scripts (which read run folders and so
+never import the composition root; the timing harnesses that drive whole runs live in
+``benchmarks/``).
 """
 
 import ast
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -21,10 +24,10 @@ PACKAGE = ROOT / "simfl"
 PEERS = ("sim", "train", "algorithms", "metrics")
 #: what ``import simfl`` / ``from simfl import name`` reaches: the package's __init__
 PACKAGE_ROOT = "<simfl/__init__>"
-#: analysis scripts read run folders: simfl.core and simfl.metrics only. The benchmark
-#: harnesses (analysis/bench*.py) drive whole runs and are the stated exception.
+#: analysis scripts read run folders: simfl.core and simfl.metrics only, without exception
+#: (harnesses that drive whole runs belong in benchmarks/)
 ANALYSIS_MAY_IMPORT = {"core", "metrics"}
-HARNESSES = "bench*.py"
+ANALYSIS_SCRIPTS = sorted((ROOT / "analysis").glob("*.py"))
 
 
 def _package_of(path: Path, root: Path) -> list[str]:
@@ -102,10 +105,14 @@ def analysis_imports(path: Path) -> set[str]:
     return {layer_of(m) for m in imported_simfl_modules(path.read_text(), path, ROOT)}
 
 
-@pytest.mark.parametrize("path", sorted(p for p in (ROOT / "analysis").glob("*.py")
-                                        if not p.match(HARNESSES)), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ANALYSIS_SCRIPTS, ids=lambda p: p.name)
 def test_analysis_reads_runs_without_the_composition_root(path):
     assert analysis_imports(path) <= ANALYSIS_MAY_IMPORT
+
+
+def test_analysis_scripts_are_checked():
+    """The rule above runs over every script in analysis/ (an empty glob checks nothing)."""
+    assert ANALYSIS_SCRIPTS, "analysis/ holds no script"
 
 
 def test_analysis_rule_catches_the_composition_root(tmp_path):
@@ -135,3 +142,67 @@ def test_every_registered_kind_has_an_implementation():
     for point, impls in implemented.items():
         for entry in REGISTRIES[point]:
             assert entry.obj in impls, f"{point}: {entry.name} has no implementation"
+
+
+def _module_sizes():
+    """benchmarks/module_sizes.py (a script, not a package), loaded from its file."""
+    spec = importlib.util.spec_from_file_location("module_sizes",
+                                                  ROOT / "benchmarks" / "module_sizes.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SIZES = _module_sizes()
+#: the modules over 250 lines and the classes over 200 lines today. The list may only
+#: shrink: a new offender fails, and so does an entry that is no longer one (remove it).
+KNOWN_OFFENDERS = {
+    "simfl.campaign.coordinator", "simfl.cli", "simfl.core.config.availability",
+    "simfl.core.config.dataset", "simfl.core.config.network", "simfl.core.config.node",
+    "simfl.core.datafiles", "simfl.core.records", "simfl.metrics.curves", "simfl.preflight",
+    "simfl.sim.aloha", "simfl.sim.battery", "simfl.sim.simulation", "simfl.train.batched",
+    "simfl.train.local", "simfl.train.models",
+    "simfl.sim.aloha:SlottedAloha", "simfl.sim.battery:Batteries",
+    "simfl.train.batched:BatchedExecutor",
+}
+
+
+def test_no_new_module_or_class_over_the_size_limits():
+    new = SIZES.offenders() - KNOWN_OFFENDERS
+    assert not new, (f"over {SIZES.MODULE_LIMIT} lines (module) or {SIZES.CLASS_LIMIT} "
+                     f"(class): split by concept: {sorted(new)}")
+
+
+def test_every_known_offender_still_is_one():
+    gone = KNOWN_OFFENDERS - SIZES.offenders()
+    assert not gone, f"no longer over the limits: take them out of KNOWN_OFFENDERS: {sorted(gone)}"
+
+
+def test_size_rule_counts_module_and_class_lines(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    body = "    x = 1\n"
+    (package / "sub" / "big.py").write_text("import os\n" * (SIZES.MODULE_LIMIT + 1))
+    (package / "sub" / "edge.py").write_text("x = 1\n" * SIZES.MODULE_LIMIT)
+    (package / "classes.py").write_text(
+        "@decorated\nclass Long:\n" + body * (SIZES.CLASS_LIMIT - 1)  # 201 lines
+        + "class Short:\n" + body * (SIZES.CLASS_LIMIT - 1)  # 200 lines
+        + "def f():\n    class Inner:\n" + "        y = 2\n" * SIZES.CLASS_LIMIT)  # 201
+    assert SIZES.offenders(package) == {"pkg.sub.big", "pkg.classes", "pkg.classes:Long",
+                                        "pkg.classes:f.<locals>.Inner"}
+
+
+def test_package_graph_follows_every_form_of_import(tmp_path):
+    package = tmp_path / "simfl"
+    for sub in ("core", "sim", "metrics"):
+        (package / sub).mkdir(parents=True)
+        (package / sub / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "sim" / "a.py").write_text("from ..core import x\n")
+    (package / "metrics" / "b.py").write_text("def f():\n    import simfl.sim.a\n")
+    (package / "core" / "x.py").write_text("from . import y\n")
+    (package / "core" / "y.py").write_text("")
+    graph = SIZES.package_graph(package)
+    assert graph == {"simfl": set(), "simfl.core": set(), "simfl.sim": {"simfl.core"},
+                     "simfl.metrics": {"simfl.sim"}}

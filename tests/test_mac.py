@@ -10,7 +10,9 @@ from simfl import apply_overrides, run
 from simfl.cli import main as cli_main
 from simfl.core.config import RelayMac, SlottedAlohaMac, TdmaMac, parse_override
 from simfl.core.errors import ConfigError
-from simfl.sim import mac as mac_module
+from simfl.sim import aloha as aloha_module
+from simfl.sim import aloha_queue as aloha_queue_module
+from simfl.sim import relay as relay_module
 from simfl.sim.mac import build_mac, tdma_finish_s
 
 
@@ -121,8 +123,8 @@ def test_binary_exponential_backoff_resolves_two_clients():
 ])
 def test_aloha_dense_scan_and_sparse_heap_decide_the_same(monkeypatch, mac):
     def outcomes(dense_tx, scan_all_ratio=4):
-        monkeypatch.setattr(mac_module, "DENSE_TX", dense_tx)
-        monkeypatch.setattr(mac_module, "SCAN_ALL_RATIO", scan_all_ratio)
+        monkeypatch.setattr(aloha_module, "DENSE_TX", dense_tx)
+        monkeypatch.setattr(aloha_queue_module, "SCAN_ALL_RATIO", scan_all_ratio)
         sim = with_mac(make_sim(n_clients=60, compute_s=(0.0, 0.02, 0.3, 0.7), upload_s=0.01,
                                 deadline_s=3.0, seed=6), mac)
         rounds = [sim.run_round(r, everyone) for r in range(3)]
@@ -193,7 +195,7 @@ def test_server_side_never_reads_the_relay_probabilities(tiny_scenario, tmp_path
         calls.append(len(started))
         return started[started % 3 != 0]
 
-    monkeypatch.setattr(mac_module, "relay_draw", scripted)
+    monkeypatch.setattr(relay_module, "relay_draw", scripted)
     results = []
     for probs in ("0.05", "[" + ",".join(["0.95"] * 12) + "]"):
         scenario = apply_overrides(tiny_scenario, [

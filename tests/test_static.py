@@ -1,7 +1,8 @@
 """The type checker and the import contracts, run as part of the test command.
 
 Both read their configuration from setup.cfg: mypy (``[mypy]``: strict on ``simfl.core``,
-default checks with listed error codes left out elsewhere) and import-linter
+``simfl.algorithms`` and the availability and trace modules of ``simfl.sim``, default
+checks with listed error codes left out elsewhere) and import-linter
 (``[importlinter]``: the layers, core without SimPy or PyTorch, sim without PyTorch).
 Each test fails with the tool's own report. Both tools come with the ``test`` extra.
 """

@@ -85,7 +85,7 @@ def test_a_file_that_grows_past_the_cap_while_read_is_refused(tmp_path, monkeypa
         info = real_fstat(fd)
         return os.stat_result((info.st_mode, 0, 0, 0, 0, 0, 10) + tuple(info[7:10]))
 
-    monkeypatch.setattr(tr.os, "fstat", small)
+    monkeypatch.setattr(os, "fstat", small)
     monkeypatch.setattr(tr, "MAX_TRACE_BYTES", 100)
     assert "at most 100 bytes" in one_line_error(tr.read_csv, path).allowed
 

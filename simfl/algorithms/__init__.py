@@ -9,7 +9,7 @@ metrics say how many updates it used and whether the model moved
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simfl.algorithms.fedgs import FedGSSampler
 from simfl.algorithms.power_of_choice import PowerOfChoiceSampler
@@ -49,7 +49,8 @@ def _implementation(path: str | type) -> type:
     if not isinstance(path, str):
         return path
     module, name = path.split(":")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    implementation: type = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    return implementation
 
 
 def build_aggregator(config: cfg.Aggregator, local_lr: float,
@@ -90,3 +91,19 @@ def _implemented(implementations: dict[type, Any], config: Any, field: str) -> A
         raise ConfigError(field, config.kind, "a kind with an implementation: register one "
                           f"with simfl.register({type(config).__name__}, implementation)")
     return implementations[type(config)]
+
+
+if TYPE_CHECKING:  # mypy checks every built-in aggregator against the Aggregator Protocol
+    from simfl.algorithms.cvar import CVaR
+    from simfl.algorithms.fedar import FedAR
+    from simfl.algorithms.fedavg import FedAvg
+    from simfl.algorithms.fedavg_is import FedAvgIS
+    from simfl.algorithms.fedavg_s import FedAvgWait
+    from simfl.algorithms.fedlaavg import FedLaAvg
+    from simfl.algorithms.fedprox import FedProx
+    from simfl.algorithms.fedvarp import FedVARP
+    from simfl.algorithms.mifa import Mifa
+    from simfl.algorithms.scaffold import Scaffold
+
+    _BUILT_IN: tuple[type[Aggregator], ...] = (CVaR, FedAR, FedAvg, FedAvgIS, FedAvgWait, FedLaAvg,
+                                               FedProx, FedVARP, Mifa, Scaffold)

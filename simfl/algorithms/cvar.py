@@ -30,6 +30,7 @@ import numpy as np
 
 from simfl.algorithms.fedavg import FedAvg
 from simfl.algorithms.report import N_AGGREGATED, STEPPED, report
+from simfl.algorithms.update_table import Params, Step
 from simfl.core.config.server import CVaR as CVaRConfig
 from simfl.core.config.server import FedAvg as FedAvgConfig
 from simfl.core.records import ClientUpdate, CVaRPayload, RoundOutcome
@@ -51,15 +52,15 @@ class CVaR:
         self.cfg = cfg
         self._average = FedAvg(FedAvgConfig(weighting="uniform"), local_lr)
 
-    def init(self, params, n_samples: np.ndarray) -> dict[str, float]:
+    def init(self, params: Params, n_samples: np.ndarray) -> dict[str, float]:
         return {"t": float(self.cfg.t0)}
 
-    def client_payload(self, state, client: int) -> CVaRPayload:
+    def client_payload(self, state: dict[str, float], client: int) -> CVaRPayload:
         c = self.cfg
         return CVaRPayload(t=state["t"], alpha=c.alpha, lam=c.lam, lr_t=c.lr_t)
 
-    def aggregate(self, state, params, outcome: RoundOutcome,
-                  updates: Sequence[ClientUpdate]):
+    def aggregate(self, state: dict[str, float], params: Params, outcome: RoundOutcome,
+                  updates: Sequence[ClientUpdate]) -> Step[dict[str, float]]:
         if not updates:
             return params, state, report(0, False, n_received=0)
         missing = [u.client for u in updates if "t" not in u.extra]

@@ -35,12 +35,13 @@ in the server step; each update is normalised by the step size it was trained wi
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, TypedDict
 
 import numpy as np
 
 from simfl.algorithms.report import report
-from simfl.algorithms.update_table import TableRule, descend, ordered, store, weighted_rows, zeros
+from simfl.algorithms.update_table import (Params, Step, TableRule, Tensors, descend, ordered,
+                                           store, weighted_rows, zeros)
 from simfl.core.config.server import FedAR as FedARConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
 
@@ -55,21 +56,29 @@ def rectification_weights(tau: np.ndarray, seen: np.ndarray, rho: float,
     return np.where(keep, psi, 0.0)
 
 
+class FedARState(TypedDict):
+    """The latest normalised update G_i per client and the base round it came from (-1: none)."""
+
+    table: Tensors
+    last_round: np.ndarray
+
+
 class FedAR(TableRule):
     """FedAR; the state is ``{"table": latest G_i, "last_round": base round of G_i (-1: none)}``."""
 
     cfg: FedARConfig
 
-    def init(self, params, n_samples: np.ndarray) -> dict:
+    def init(self, params: Params, n_samples: np.ndarray) -> FedARState:
         n = len(n_samples)
         return {"table": zeros(params, n), "last_round": np.full(n, -1, dtype=np.int64)}
 
-    def aggregate(self, state, params, outcome: RoundOutcome,
-                  updates: Sequence[ClientUpdate]):
+    def aggregate(self, state: FedARState, params: Params, outcome: RoundOutcome,
+                  updates: Sequence[ClientUpdate]) -> Step[FedARState]:
         last = state["last_round"].copy()
         received = [u for u in ordered(updates, len(last)) if u.base_round > last[u.client]]
         last[[u.client for u in received]] = [u.base_round for u in received]
-        new_state = {"table": store(state["table"], received, self.local_lr), "last_round": last}
+        new_state: FedARState = {"table": store(state["table"], received, self.local_lr),
+                                 "last_round": last}
         seen = last >= 0
         tau = np.where(seen, outcome.round - last, 0)
         psi = rectification_weights(tau, seen, self.cfg.rho, self.cfg.cutoff_rounds,

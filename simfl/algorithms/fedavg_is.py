@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from simfl.algorithms.report import report
-from simfl.algorithms.update_table import cast, ordered
+from simfl.algorithms.update_table import Params, Step, Tensors, cast, ordered
 from simfl.core.config.server import FedAvgIS as FedAvgISConfig
 from simfl.core.errors import ConfigError
 from simfl.core.records import ClientUpdate, RoundOutcome
@@ -31,7 +31,7 @@ class FedAvgIS:
     def __init__(self, cfg: FedAvgISConfig, local_lr: float) -> None:
         self.cfg = cfg
 
-    def init(self, params, n_samples: np.ndarray) -> dict[str, np.ndarray]:
+    def init(self, params: Params, n_samples: np.ndarray) -> dict[str, np.ndarray]:
         n = len(n_samples)
         p = np.asarray(self.cfg.p, dtype=np.float64)
         if p.ndim == 0:
@@ -41,17 +41,17 @@ class FedAvgIS:
                               f"one probability or a list of {n} (one per client)")
         return {"p": p}
 
-    def client_payload(self, state, client: int) -> None:
+    def client_payload(self, state: dict[str, np.ndarray], client: int) -> None:
         return None
 
-    def aggregate(self, state, params, outcome: RoundOutcome,
-                  updates: Sequence[ClientUpdate]):
+    def aggregate(self, state: dict[str, np.ndarray], params: Params, outcome: RoundOutcome,
+                  updates: Sequence[ClientUpdate]) -> Step[dict[str, np.ndarray]]:
         p = state["p"]
         received = ordered(updates, len(p))
         if not received:
             return params, state, report(0, False, n_received=0)
         weights = self.cfg.server_lr / (len(p) * p[[u.client for u in received]])
-        new = {}
+        new: Tensors = {}
         for name, value in params.items():
             w = torch.as_tensor(weights, dtype=value.dtype, device=value.device)
             deltas = torch.stack([cast(u.delta[name], value) for u in received])

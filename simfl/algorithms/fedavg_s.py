@@ -22,15 +22,24 @@ but drawn from two groups.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, TypedDict
 
 import numpy as np
 import torch
 
 from simfl.algorithms.report import report
-from simfl.algorithms.update_table import cast, ordered
+from simfl.algorithms.update_table import Params, Step, Tensors, cast, ordered
 from simfl.core.config.server import FedAvgSWait as FedAvgSWaitConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
+
+
+class FedAvgWaitState(TypedDict):
+    """The buffered group: weighted sum of its deltas, total weight, count, and size S."""
+
+    sum: Tensors
+    weight: float
+    count: int
+    size: int
 
 
 class FedAvgWait:
@@ -40,21 +49,21 @@ class FedAvgWait:
     def __init__(self, cfg: FedAvgSWaitConfig, local_lr: float, group_size: int) -> None:
         self.cfg, self.group_size = cfg, group_size
 
-    def init(self, params, n_samples: np.ndarray) -> dict:
+    def init(self, params: Params, n_samples: np.ndarray) -> FedAvgWaitState:
         return {"sum": {k: torch.zeros_like(v) for k, v in params.items()}, "weight": 0.0,
                 "count": 0, "size": min(self.group_size, len(n_samples))}
 
-    def client_payload(self, state, client: int) -> None:
+    def client_payload(self, state: FedAvgWaitState, client: int) -> None:
         return None
 
-    def aggregate(self, state, params, outcome: RoundOutcome,
-                  updates: Sequence[ClientUpdate]):
+    def aggregate(self, state: FedAvgWaitState, params: Params, outcome: RoundOutcome,
+                  updates: Sequence[ClientUpdate]) -> Step[FedAvgWaitState]:
         received = ordered(updates)
         if not received:
             return params, state, report(0, False, n_received=0, n_buffered=state["count"],
                                          waiting_for=state["size"] - state["count"])
         q = [float(u.n_samples) if self.cfg.weighting == "data" else 1.0 for u in received]
-        total = {}
+        total: Tensors = {}
         for name, acc in state["sum"].items():
             w = torch.tensor(q, dtype=acc.dtype, device=acc.device)
             deltas = torch.stack([cast(u.delta[name], acc) for u in received])
@@ -64,8 +73,8 @@ class FedAvgWait:
         if count < state["size"]:
             return (params, {**state, "sum": total, "weight": weight, "count": count},
                     report(len(received), False, **counts, waiting_for=state["size"] - count))
-        empty = {"sum": {k: torch.zeros_like(v) for k, v in total.items()}, "weight": 0.0,
-                 "count": 0, "size": state["size"]}
+        empty: FedAvgWaitState = {"sum": {k: torch.zeros_like(v) for k, v in total.items()},
+                                  "weight": 0.0, "count": 0, "size": state["size"]}
         if weight == 0:  # only data weighting, and no member holds data
             return params, empty, report(len(received), False, **counts)
         step = self.cfg.server_lr / weight

@@ -135,8 +135,10 @@ def solve(distances: np.ndarray, counts: np.ndarray, available: np.ndarray, k: i
         combos = np.array(list(itertools.combinations(range(len(pool)), m)), dtype=np.int64)
         values = factor * pairs[combos[:, :, None], combos[:, None, :]].sum(axis=(1, 2)) / 2.0
         values = values + linear[combos].sum(axis=1)
-        return pool[combos[int(np.argmax(values))]]
-    return pool[np.sort(local_search(pairs, linear, factor, m, max_swaps))]
+        best: np.ndarray = pool[combos[int(np.argmax(values))]]
+        return best
+    found: np.ndarray = pool[np.sort(local_search(pairs, linear, factor, m, max_swaps))]
+    return found
 
 
 def local_search(pairs: np.ndarray, linear: np.ndarray, factor: float, m: int,

@@ -30,14 +30,22 @@ in the server step; each update is normalised by the step size it was trained wi
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, TypedDict
 
 import numpy as np
 
 from simfl.algorithms.report import report
-from simfl.algorithms.update_table import TableRule, descend, mean_rows, ordered, store, zeros
+from simfl.algorithms.update_table import (Params, Step, TableRule, Tensors, descend, mean_rows,
+                                           ordered, store, zeros)
 from simfl.core.config.server import FedLaAvg as FedLaAvgConfig
 from simfl.core.records import ClientUpdate, RoundOutcome, ScaledSgdPayload
+
+
+class FedLaAvgState(TypedDict):
+    """The latest normalised update G_i per client, and each client's loss scale N n_i / n."""
+
+    table: Tensors
+    loss_scale: np.ndarray
 
 
 class FedLaAvg(TableRule):
@@ -45,22 +53,22 @@ class FedLaAvg(TableRule):
 
     cfg: FedLaAvgConfig
 
-    def init(self, params, n_samples: np.ndarray) -> dict:
+    def init(self, params: Params, n_samples: np.ndarray) -> FedLaAvgState:
         n_samples = np.asarray(n_samples, dtype=np.float64)
         total = n_samples.sum()
         scale = len(n_samples) * n_samples / total if total > 0 else np.ones(len(n_samples))
         return {"table": zeros(params, len(n_samples)), "loss_scale": scale}
 
-    def client_payload(self, state, client: int) -> ScaledSgdPayload | None:
+    def client_payload(self, state: FedLaAvgState, client: int) -> ScaledSgdPayload | None:
         if not self.cfg.loss_scaling:
             return None
         return ScaledSgdPayload(float(state["loss_scale"][client]))
 
-    def aggregate(self, state, params, outcome: RoundOutcome,
-                  updates: Sequence[ClientUpdate]):
+    def aggregate(self, state: FedLaAvgState, params: Params, outcome: RoundOutcome,
+                  updates: Sequence[ClientUpdate]) -> Step[FedLaAvgState]:
         received = ordered(updates, len(state["loss_scale"]))
         table = store(state["table"], received, self.local_lr)
-        new_state = {"table": table, "loss_scale": state["loss_scale"]}
+        new_state: FedLaAvgState = {"table": table, "loss_scale": state["loss_scale"]}
         if outcome.round < self.cfg.warmup_rounds:
             return params, new_state, report(len(received), False, n_received=len(received))
         eta = self.cfg.server_lr * self.local_lr * self.lr_schedule.scale(outcome.round)

@@ -23,5 +23,5 @@ class FedProx(FedAvg):
 
     cfg: FedProxConfig
 
-    def client_payload(self, state, client: int) -> ProxPayload:
+    def client_payload(self, state: None, client: int) -> ProxPayload:
         return ProxPayload(float(self.cfg.mu))

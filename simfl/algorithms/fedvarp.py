@@ -21,15 +21,22 @@ in the server step; each update is normalised by the step size it was trained wi
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, TypedDict
 
 import numpy as np
 import torch
 
 from simfl.algorithms.report import report
-from simfl.algorithms.update_table import TableRule, descend, normalised, ordered, store, zeros
+from simfl.algorithms.update_table import (Params, Step, TableRule, Tensors, descend, normalised,
+                                           ordered, store, zeros)
 from simfl.core.config.server import FedVARP as FedVARPConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
+
+
+class FedVARPState(TypedDict):
+    """The memory y_i per client."""
+
+    table: Tensors
 
 
 class FedVARP(TableRule):
@@ -37,14 +44,14 @@ class FedVARP(TableRule):
 
     cfg: FedVARPConfig
 
-    def init(self, params, n_samples: np.ndarray) -> dict:
+    def init(self, params: Params, n_samples: np.ndarray) -> FedVARPState:
         return {"table": zeros(params, len(n_samples))}
 
-    def aggregate(self, state, params, outcome: RoundOutcome,
-                  updates: Sequence[ClientUpdate]):
+    def aggregate(self, state: FedVARPState, params: Params, outcome: RoundOutcome,
+                  updates: Sequence[ClientUpdate]) -> Step[FedVARPState]:
         table = state["table"]
         received = ordered(updates, len(next(iter(table.values()))))
-        direction = {}
+        direction: Tensors = {}
         for name, rows in table.items():
             v = rows.mean(dim=0)
             if received:
@@ -52,7 +59,7 @@ class FedVARP(TableRule):
                 idx = torch.tensor([u.client for u in received], device=rows.device)
                 v = v + (fresh - rows[idx]).mean(dim=0)
             direction[name] = v
-        new_state = {"table": store(table, received, self.local_lr)}
+        new_state: FedVARPState = {"table": store(table, received, self.local_lr)}
         eta = self.cfg.server_lr * self.local_lr * self.lr_schedule.scale(outcome.round)
         return (descend(params, direction, eta), new_state,
                 report(len(received), True, n_received=len(received)))

@@ -31,14 +31,22 @@ code starts t at the first training round).
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, TypedDict
 
 import numpy as np
 
 from simfl.algorithms.report import report
-from simfl.algorithms.update_table import TableRule, descend, mean_rows, ordered, store, zeros
+from simfl.algorithms.update_table import (Params, Step, TableRule, Tensors, descend, mean_rows,
+                                           ordered, store, zeros)
 from simfl.core.config.server import Mifa as MifaConfig
 from simfl.core.records import ClientUpdate, RoundOutcome
+
+
+class MifaState(TypedDict):
+    """The latest normalised update U_i per client, and which clients sent one."""
+
+    table: Tensors
+    seen: np.ndarray
 
 
 class Mifa(TableRule):
@@ -46,17 +54,18 @@ class Mifa(TableRule):
 
     cfg: MifaConfig
 
-    def init(self, params, n_samples: np.ndarray) -> dict:
+    def init(self, params: Params, n_samples: np.ndarray) -> MifaState:
         n = len(n_samples)
         return {"table": zeros(params, n), "seen": np.zeros(n, dtype=bool)}
 
-    def aggregate(self, state, params, outcome: RoundOutcome,
-                  updates: Sequence[ClientUpdate]):
+    def aggregate(self, state: MifaState, params: Params, outcome: RoundOutcome,
+                  updates: Sequence[ClientUpdate]) -> Step[MifaState]:
         seen = state["seen"]
         received = ordered(updates, len(seen))
         seen = seen.copy()
         seen[[u.client for u in received]] = True
-        new_state = {"table": store(state["table"], received, self.local_lr), "seen": seen}
+        new_state: MifaState = {"table": store(state["table"], received, self.local_lr),
+                                "seen": seen}
         counts = {"n_received": len(received), "n_seen": int(seen.sum())}
         if self.cfg.init == "wait_for_all" and not seen.all():
             return params, new_state, report(len(received), False, **counts,

@@ -37,7 +37,8 @@ class PowerOfChoiceSampler(_Stateless):
         p = weights / weights.sum() if weights.sum() > 0 else None
         return np.sort(rng.choice(pool, size=max(self.cfg.d, k), replace=False, p=p))
 
-    def select(self, state, view: PopulationView, k: int, rng: np.random.Generator) -> np.ndarray:
+    def select(self, state: None, view: PopulationView, k: int,
+               rng: np.random.Generator) -> np.ndarray:
         if self.probe is None:
             raise RuntimeError("power_of_choice needs a ClientProbe to query losses")
         asked = self.candidates(view, k, rng)

@@ -17,6 +17,7 @@ import numpy as np
 
 from simfl.core.config import (AllAvailable as AllAvailableConfig, LongestAbsent as
                                LongestAbsentConfig, Md as MdConfig, Uniform as UniformConfig)
+from simfl.core.config.sampler import Sampler as SamplerConfig
 from simfl.core.config.sampler import WaitGroup as WaitGroupConfig
 from simfl.core.protocols import ClientProbe, PopulationView
 from simfl.core.records import RoundOutcome
@@ -24,7 +25,7 @@ from simfl.core.rng import RngTree
 
 
 class _Stateless:
-    def __init__(self, cfg, probe: ClientProbe | None = None) -> None:
+    def __init__(self, cfg: SamplerConfig, probe: ClientProbe | None = None) -> None:
         self.cfg = cfg
         self.probe = probe
 
@@ -40,7 +41,8 @@ class UniformSampler(_Stateless):
 
     cfg: UniformConfig
 
-    def select(self, state, view: PopulationView, k: int, rng: np.random.Generator) -> np.ndarray:
+    def select(self, state: None, view: PopulationView, k: int,
+               rng: np.random.Generator) -> np.ndarray:
         if self.cfg.pool == "available":
             pool = np.asarray(view.available, dtype=np.int64)
         else:
@@ -55,7 +57,8 @@ class AllAvailableSampler(_Stateless):
 
     cfg: AllAvailableConfig
 
-    def select(self, state, view: PopulationView, k: int, rng: np.random.Generator) -> np.ndarray:
+    def select(self, state: None, view: PopulationView, k: int,
+               rng: np.random.Generator) -> np.ndarray:
         return np.asarray(view.available, dtype=np.int64)
 
 
@@ -70,7 +73,8 @@ class MdSampler(_Stateless):
 
     cfg: MdConfig
 
-    def select(self, state, view: PopulationView, k: int, rng: np.random.Generator) -> np.ndarray:
+    def select(self, state: None, view: PopulationView, k: int,
+               rng: np.random.Generator) -> np.ndarray:
         pool = np.asarray(view.available, dtype=np.int64)
         if len(pool) == 0:
             return pool
@@ -100,7 +104,7 @@ class LongestAbsentSampler(_Stateless):
 
     def observe(self, state: np.ndarray, outcome: RoundOutcome) -> np.ndarray:
         received = [a.client for a in outcome.received]
-        new = state.copy()
+        new: np.ndarray = state.copy()
         new[received] = outcome.round
         return new
 

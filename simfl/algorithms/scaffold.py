@@ -17,15 +17,22 @@ rule is not part of this module.
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Sequence, TypedDict
 
 import numpy as np
 import torch
 
 from simfl.algorithms.report import report
-from simfl.algorithms.update_table import cast, ordered, zeros
+from simfl.algorithms.update_table import Params, Step, Tensors, cast, ordered, zeros
 from simfl.core.config.server import Scaffold as ScaffoldConfig
 from simfl.core.records import ClientUpdate, RoundOutcome, ScaffoldPayload
+
+
+class ScaffoldState(TypedDict):
+    """The global control variate c, and one row per client of the controls c_i."""
+
+    c: Tensors
+    c_i: Tensors
 
 
 class Scaffold:
@@ -34,16 +41,16 @@ class Scaffold:
     def __init__(self, cfg: ScaffoldConfig, local_lr: float) -> None:
         self.cfg = cfg
 
-    def init(self, params, n_samples: np.ndarray) -> dict:
+    def init(self, params: Params, n_samples: np.ndarray) -> ScaffoldState:
         c = {k: torch.zeros_like(v) for k, v in params.items()}
         return {"c": c, "c_i": zeros(params, len(n_samples))}
 
-    def client_payload(self, state, client: int) -> ScaffoldPayload:
+    def client_payload(self, state: ScaffoldState, client: int) -> ScaffoldPayload:
         return ScaffoldPayload({k: v.clone() for k, v in state["c"].items()},
                                {k: rows[client].clone() for k, rows in state["c_i"].items()})
 
-    def aggregate(self, state, params, outcome: RoundOutcome,
-                  updates: Sequence[ClientUpdate]):
+    def aggregate(self, state: ScaffoldState, params: Params, outcome: RoundOutcome,
+                  updates: Sequence[ClientUpdate]) -> Step[ScaffoldState]:
         c, c_i = state["c"], state["c_i"]
         n = len(next(iter(c_i.values())))
         received = ordered(updates, n)
@@ -54,7 +61,9 @@ class Scaffold:
             raise ValueError(f"scaffold needs extra['delta_c'] from the scaffold local rule; "
                              f"clients {missing} sent none")
         idx = [u.client for u in received]
-        new_params, new_c, new_ci = {}, {}, {}
+        new_params: Tensors = {}
+        new_c: Tensors = {}
+        new_ci: Tensors = {}
         for name, x in params.items():
             dy = torch.stack([cast(u.delta[name], x) for u in received])
             dc = torch.stack([cast(u.extra["delta_c"][name], c[name]) for u in received])

@@ -25,7 +25,7 @@ learning-rate schedule, and the ``inner_product`` similarity variant.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable
+from typing import Callable, Sequence, cast
 
 import numpy as np
 import torch
@@ -43,14 +43,16 @@ class SessionState:
 
     ``finished``/``gradients``: final model W_j and Gamma_j of each finished session
     j >= P (aligned); ``pilots``: final models of the pilot sessions; ``pending``:
-    Gamma of the running session; ``weights``: the last similarity weights.
+    Gamma of the running session (None under the rules other than ``similarity``, which
+    compute no Gamma: their ``gradients`` hold None); ``weights``: the last similarity
+    weights.
     """
 
     initial: Params
     session: int | None = None
     pilots: tuple[Params, ...] = ()
     finished: tuple[Params, ...] = ()
-    gradients: tuple[Params, ...] = ()
+    gradients: tuple[Params | None, ...] = ()
     pending: Params | None = None
     teacher: Params | None = None
     weights: np.ndarray | None = None
@@ -60,9 +62,9 @@ def mean_model(models: tuple[Params, ...] | list[Params]) -> Params:
     return blend(models, np.full(len(models), 1.0 / len(models)))
 
 
-def blend(models, weights: np.ndarray) -> Params:
-    """sum_j weights_j * models_j, tensor by tensor."""
-    return {name: sum(float(w) * m[name] for w, m in zip(weights, models))
+def blend(models: Sequence[Params], weights: np.ndarray) -> Params:
+    """sum_j weights_j * models_j, tensor by tensor (``models`` is not empty)."""
+    return {name: cast(torch.Tensor, sum(float(w) * m[name] for w, m in zip(weights, models)))
             for name in models[0]}
 
 
@@ -72,18 +74,19 @@ def _unit(t: torch.Tensor) -> torch.Tensor:
     return t / norm if norm > 0 else t
 
 
-def gradient_distances(past: list[Params] | tuple[Params, ...], current: Params) -> np.ndarray:
+def gradient_distances(past: Sequence[Params], current: Params) -> np.ndarray:
     """d_j: mean over non-bias tensors of the distance between layer-normalised Gammas."""
     names = [name for name in current if "bias" not in name]
     return np.array([np.mean([float(torch.linalg.vector_norm(_unit(g[n]) - _unit(current[n])))
                               for n in names]) for g in past])
 
 
-def similarity_weights(past, current: Params, scale: float) -> np.ndarray:
+def similarity_weights(past: Sequence[Params], current: Params, scale: float) -> np.ndarray:
     """omega = softmax(-R d) over the finished non-pilot sessions."""
     logits = -scale * gradient_distances(past, current)
     e = np.exp(logits - logits.max())
-    return e / e.sum()
+    weights: np.ndarray = e / e.sum()
+    return weights
 
 
 class SessionInitialiser:
@@ -118,7 +121,10 @@ class SessionInitialiser:
         if isinstance(self.rule, Average):
             return mean_model(state.finished), state
         if isinstance(self.rule, Similarity):
-            weights = similarity_weights(state.gradients, state.pending, self.rule.scale)
+            # every session >= P opened under this rule computed its Gamma (pending)
+            assert state.pending is not None
+            gradients = cast("tuple[Params, ...]", state.gradients)
+            weights = similarity_weights(gradients, state.pending, self.rule.scale)
             return blend(state.finished, weights), replace(state, weights=weights)
         if isinstance(self.rule, Continuous):
             state = replace(state, teacher=state.finished[-1])

@@ -15,15 +15,21 @@ they arrived.
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence, TypeVar
 
 import numpy as np
 import torch
 
+from simfl.core.config.server import Aggregator as AggregatorConfig
 from simfl.core.config.server import ConstantLr, LrSchedule
 from simfl.core.records import ClientUpdate, LocalPayload
 
 Params = Mapping[str, torch.Tensor]
+#: a table, or any dict of tensors by parameter name, as built here
+Tensors = dict[str, torch.Tensor]
+State = TypeVar("State")
+#: what ``aggregate`` returns: the new parameters, the new state, the round's metrics
+Step = tuple[Params, State, dict[str, float]]
 
 
 class TableRule:
@@ -31,12 +37,13 @@ class TableRule:
     normalises updates (``task.lr``) and the server's learning-rate schedule. They send
     clients nothing beyond the model unless they override :meth:`client_payload`."""
 
-    def __init__(self, cfg, local_lr: float, lr_schedule: LrSchedule = ConstantLr()) -> None:
+    def __init__(self, cfg: AggregatorConfig, local_lr: float,
+                 lr_schedule: LrSchedule = ConstantLr()) -> None:
         self.cfg = cfg
         self.local_lr = local_lr
         self.lr_schedule = lr_schedule
 
-    def client_payload(self, state, client: int) -> LocalPayload | None:
+    def client_payload(self, state: Any, client: int) -> LocalPayload | None:
         return None
 
 
@@ -59,7 +66,8 @@ def cast(value: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
 def normalised(update: ClientUpdate, name: str, like: torch.Tensor,
                local_lr: float) -> torch.Tensor:
     """U_i = -delta_i / (local_lr * s) for parameter ``name``, s the update's lr scale."""
-    return -cast(update.delta[name], like) / (local_lr * update.extra.get("lr_scale", 1.0))
+    scale: float = update.extra.get("lr_scale", 1.0)
+    return -cast(update.delta[name], like) / (local_lr * scale)
 
 
 def zeros(params: Params, n_clients: int) -> dict[str, torch.Tensor]:
@@ -73,7 +81,7 @@ def store(table: Params, updates: Sequence[ClientUpdate],
     """A new table whose rows of the updates' clients hold their normalised updates."""
     if not updates:
         return dict(table)
-    out = {}
+    out: Tensors = {}
     for name, rows in table.items():
         idx = torch.tensor([u.client for u in updates], dtype=torch.long, device=rows.device)
         fresh = torch.stack([normalised(u, name, rows, local_lr) for u in updates])
@@ -88,7 +96,7 @@ def mean_rows(table: Params) -> dict[str, torch.Tensor]:
 
 def weighted_rows(table: Params, weights: np.ndarray) -> dict[str, torch.Tensor]:
     """sum_i weights_i table_i for every parameter."""
-    out = {}
+    out: Tensors = {}
     for name, rows in table.items():
         w = torch.as_tensor(weights, dtype=rows.dtype, device=rows.device)
         out[name] = torch.tensordot(w, rows, dims=1)

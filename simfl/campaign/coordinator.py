@@ -3,7 +3,9 @@
 Only the coordinator writes the index. A re-run of the same sweep skips the runs that
 are done, retries the failed ones, and runs the points a grown grid added. On Ctrl-C
 (SIGINT) or SIGTERM it cancels what has not started, stops what runs, marks the
-unfinished runs pending again and re-raises; a later sweep redoes them in a clean folder.
+unfinished runs pending again and re-raises; a later sweep resumes each of them from its
+latest checkpoint when it has one (``run.checkpoint_every_rounds``), and otherwise
+redoes it in a clean folder.
 """
 
 from __future__ import annotations
@@ -142,17 +144,34 @@ def _free_name(folder: Path, name: str, taken: set[str]) -> str:
 
 
 def _prepare(index: CampaignIndex, folder: Path, row: Row, taken: set[str]) -> str:
-    """The folder a redone run writes: its old one emptied, or a fresh one when a killed
-    sweep left it ``running`` (a worker of that sweep may still be writing it)."""
+    """The folder a redone run writes: its old one, or a fresh one when a killed sweep
+    left it ``running`` (a worker of that sweep may still be writing it). A run stopped
+    after a checkpoint keeps its folder (a fresh one gets a copy) and resumes from it;
+    any other is started over in an empty folder."""
     old = _owned(folder, row.folder)
+    resumable = old is not None and _resumable(old)
     name = row.folder
     if row.status == "running":
         name = _free_name(folder, row.folder, taken)
         taken.add(name)
         index.set_folder(row.id, name)
+        if resumable:
+            assert old is not None
+            try:
+                shutil.copytree(old, folder / name)
+            except (OSError, shutil.Error):  # changed while copied: start over
+                shutil.rmtree(folder / name, ignore_errors=True)
+    elif resumable:
+        return name
     if old is not None and old.exists():
         shutil.rmtree(old, ignore_errors=True)
     return name
+
+
+def _resumable(run_folder: Path) -> bool:
+    """Whether ``run_folder`` holds an unfinished run with a checkpoint."""
+    return ((run_folder / "checkpoint" / "LATEST").is_file()
+            and not (run_folder / "summary.json").exists())
 
 
 def sweep(scenario: Scenario | str, seeds: str | int | Iterable[int] | None = None,

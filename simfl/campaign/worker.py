@@ -1,7 +1,8 @@
 """What a worker does with one run: rebuild its scenario, run it into its folder, report.
 
 A worker writes its run folder only (the run's tables, summary.json and
-provenance.json) and returns a plain dict; the coordinator records it in the index.
+provenance.json; a run stopped after a checkpoint is resumed from it) and returns a
+plain dict; the coordinator records it in the index.
 Failures come back as a one-line error, never as an exception object, so that any
 engine can carry them.
 """
@@ -9,7 +10,9 @@ engine can carry them.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import shutil
 import threading
 import time
 from dataclasses import dataclass
@@ -56,7 +59,8 @@ def execute_run(task: RunTask) -> dict[str, Any]:
         scenario = Scenario.from_dict(task.scenario)
         assert isinstance(scenario, Scenario)
         with _torch_threads(None if scenario.run.timing_only else RUN_THREADS):
-            result = run_scenario(scenario, Path(task.folder), None)
+            result = (_resumed(Path(task.folder), scenario)
+                      or run_scenario(scenario, Path(task.folder), None))
         write_provenance(result.out_dir, task.command, started_at,
                          Path(task.source) if task.source else None)
         return {"id": task.id, "ok": True, "folder": str(result.out_dir),
@@ -65,6 +69,28 @@ def execute_run(task: RunTask) -> dict[str, Any]:
     except Exception as err:  # reported in the index; the campaign goes on
         return {"id": task.id, "ok": False, "folder": task.folder, "summary": None,
                 "wall_time_s": time.perf_counter() - started_s, "error": one_line(err)}
+
+
+def _resumed(folder: Path, scenario: Any) -> Any:
+    """The run in ``folder`` continued from its checkpoint; None (and the folder emptied
+    for a fresh start) when it has none or it belongs to another scenario or version."""
+    from simfl.core.config import Scenario
+    from simfl.core.errors import SimflError
+    from simfl.experiment import resume_run
+    from simfl.experiment.checkpoint import latest
+    from simfl.experiment.run import scenario_digest
+
+    try:
+        if latest(folder) is not None:
+            config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+            saved = Scenario.from_dict(config["scenario"])
+            if scenario_digest(saved) == scenario_digest(scenario):  # type: ignore[arg-type]
+                return resume_run(folder)
+    except (SimflError, OSError, ValueError, KeyError, TypeError):
+        pass  # started over below
+    if folder.exists():
+        shutil.rmtree(folder)
+    return None
 
 
 #: torch threads per training run of a campaign: sums over a tensor are split among

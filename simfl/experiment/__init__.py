@@ -9,8 +9,11 @@ still works from it). No simulated time depends on a training result.
 
 Modules: :mod:`~simfl.experiment.run` (``run_scenario``), :mod:`~simfl.experiment.build`
 (the build context and the builders), :mod:`~simfl.experiment.loop` (the round loop),
-:mod:`~simfl.experiment.training` (the model side of a run, and the null trainer of
-timing-only runs), :mod:`~simfl.experiment.compute` (model, executor, evaluation: torch),
+:mod:`~simfl.experiment.training` (the model side of a run),
+:mod:`~simfl.experiment.trainer` (its interface, and the null trainer of timing-only
+runs), :mod:`~simfl.experiment.checkpoint` and :mod:`~simfl.experiment.journal`
+(checkpoints, and the journal a resumed run replays),
+:mod:`~simfl.experiment.compute` (model, executor, evaluation: torch),
 :mod:`~simfl.experiment.probe` (the client-probe capability),
 :mod:`~simfl.experiment.sessions` (``population.sessions`` wired up) and
 :mod:`~simfl.experiment.gc_tuning`.
@@ -18,7 +21,8 @@ timing-only runs), :mod:`~simfl.experiment.compute` (model, executor, evaluation
 
 from simfl.experiment.build import LOCAL_RULES, BuildContext
 from simfl.experiment.loop import ProgressFn
-from simfl.experiment.run import RunResult, default_out_dir, run_scenario, versions
+from simfl.experiment.run import (RunResult, default_out_dir, resume_run, run_scenario,
+                                  versions)
 
 __all__ = ["BuildContext", "LOCAL_RULES", "ProgressFn", "RunResult", "default_out_dir",
-           "run_scenario", "versions"]
+           "resume_run", "run_scenario", "versions"]

@@ -15,12 +15,13 @@ import numpy as np
 import simpy
 
 from simfl.algorithms import build_aggregator, build_sampler
+from simfl.algorithms.server_optimizers import Transform, build_server_optimizer
 from simfl.core.config import IdealChannel, LrSchedule, Scenario
 from simfl.core.errors import ConfigError
 from simfl.core.registry import registry
 from simfl.core.rng import RngTree
 from simfl.experiment.probe import RunProbe
-from simfl.experiment.training import NullTrainer, Trainer
+from simfl.experiment.trainer import NullTrainer, Trainer
 from simfl.sim.availability import build_availability
 from simfl.sim.battery import build_energy_source
 from simfl.sim.channel import Links, build_link
@@ -152,7 +153,12 @@ def build_trainer(ctx: BuildContext, online) -> Trainer:
                 SessionRun(cfg, online, compute, ctx.data, scenario.task, ctx.rngs,
                            ctx.n_samples))
     return ModelTrainer(scenario, compute, aggregator, sessions, ctx.data, ctx.rngs,
-                        ctx.n_samples)
+                        ctx.n_samples, build_optimizer(ctx))
+
+
+def build_optimizer(ctx: BuildContext) -> Transform | None:
+    """The server optimiser (``server.optimizer``); None when it is the identity."""
+    return build_server_optimizer(ctx.scenario.server.optimizer)
 
 
 def build_probe(ctx: BuildContext, sim: Simulation, trainer: Trainer) -> RunProbe:

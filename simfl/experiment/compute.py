@@ -1,7 +1,7 @@
 """The compute half of a training run: data on the device, model, executor, evaluation.
 
 Torch lives here; timing-only runs never import this module's dependencies (the
-:class:`~simfl.experiment.training.NullTrainer` stands in for it).
+:class:`~simfl.experiment.trainer.NullTrainer` stands in for it).
 """
 
 from __future__ import annotations

@@ -10,12 +10,14 @@ import numpy as np
 from simfl.core.config import Scenario
 from simfl.core.rng import RngTree
 from simfl.experiment.gc_tuning import FREEZE_EVERY_S, gc_for_many_objects
-from simfl.experiment.training import Trainer
+from simfl.experiment.trainer import Trainer
 from simfl.metrics.recorder import RunRecorder
 from simfl.sim.simulation import Simulation
 
 #: called after every round with (round index, simulated time, latest accuracy or None)
 ProgressFn = Callable[[int, float, "float | None"], None]
+#: called after every round with the number of rounds completed (checkpoints)
+RoundEndFn = Callable[[int], None]
 
 
 class RoundLoop:
@@ -28,9 +30,15 @@ class RoundLoop:
         self.sampler_state = sampler.init(n_samples)
         self.n_rounds = self.n_arrived = 0  # rounds, updates in
 
-    def run(self, progress: ProgressFn | None) -> None:
+    def run(self, progress: ProgressFn | None, round_end: RoundEndFn | None = None,
+            replay_rounds: int = 0) -> None:
+        """Run to the end. A resumed run first replays its ``replay_rounds`` completed
+        rounds (:class:`~simfl.experiment.journal.JournaledTrainer` answers for the
+        model, the recorder stays silent), then calls ``round_end(replay_rounds)``, where
+        the model side and the recorder take up the checkpoint's state."""
         run = self.run_cfg
-        self.trainer.evaluate(self.recorder, 0.0, 0)  # the initial model, at t = 0
+        if replay_rounds == 0:
+            self.trainer.evaluate(self.recorder, 0.0, 0)  # the initial model, at t = 0
         r = 0
         frozen_s = time.perf_counter()
         with gc_for_many_objects() as freeze_survivors:
@@ -38,8 +46,10 @@ class RoundLoop:
                     run.horizon_s is None or self.sim.now_s < run.horizon_s):
                 self._round(r)
                 r += 1
-                if progress:
+                if progress and r > replay_rounds:
                     progress(r, self.sim.now_s, self.trainer.accuracy)
+                if round_end and r >= replay_rounds:
+                    round_end(r)
                 if time.perf_counter() - frozen_s > FREEZE_EVERY_S:
                     freeze_survivors()
                     frozen_s = time.perf_counter()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simfl.experiment.training import Trainer
+from simfl.experiment.trainer import Trainer
 from simfl.sim.simulation import Simulation
 
 #: bytes of a client's answer to a loss query (one float64)

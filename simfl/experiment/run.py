@@ -1,8 +1,11 @@
-"""``run_scenario``: build a run's components, run its rounds, write its run directory."""
+"""``run_scenario`` and ``resume_run``: build a run's components, run its rounds, write
+its run directory (and, with ``run.checkpoint_every_rounds``, its checkpoints)."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
+import json
 import platform
 import time
 from dataclasses import dataclass
@@ -10,10 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from simfl.core.config import Scenario
+from simfl.core.errors import ConfigError
 from simfl.core.records import RoundOutcome
-from simfl.experiment.build import (build_client_sampler, build_context, build_online,
-                                    build_probe, build_simulation, build_trainer,
-                                    check_local_rule)
+from simfl.experiment import checkpoint
+from simfl.experiment.build import (BuildContext, build_client_sampler, build_context,
+                                    build_online, build_probe, build_simulation,
+                                    build_trainer, check_local_rule)
+from simfl.experiment.checkpoint import CheckpointError
+from simfl.experiment.journal import JournaledTrainer
 from simfl.experiment.loop import ProgressFn, RoundLoop
 from simfl.metrics.recorder import RunRecorder
 from simfl.metrics.rundir import fresh_run_dir
@@ -45,29 +52,154 @@ def default_out_dir(scenario: Scenario) -> Path:
 def run_scenario(scenario: Scenario, out_dir: Path | None = None,
                  progress: ProgressFn | None = None) -> RunResult:
     """Simulate ``scenario`` and write its run directory (a fresh one by default)."""
+    if not scenario.server.mode.synchronous:  # async or buffered: no rounds
+        from simfl.experiment.async_loop import run_continuous
+
+        return run_continuous(scenario, out_dir, progress)
     preflight(scenario)  # every check that needs no training, before anything is allocated
     started_s = time.perf_counter()
-    check_local_rule(scenario)
-    ctx = build_context(scenario)
-    online = build_online(ctx)
-    sim = build_simulation(ctx, online)
-    trainer = build_trainer(ctx, online)
-    probe = build_probe(ctx, sim, trainer)
-    sampler = build_client_sampler(ctx, probe)
+    return _Run(scenario, started_s, out_dir).go(progress)
 
-    out_dir = fresh_run_dir(out_dir or default_out_dir(scenario))
-    config = {"scenario": scenario.to_dict(), "seed": scenario.seed,
-              "model_bytes": ctx.model_bytes, "versions": versions()}
-    sessions = scenario.population.sessions
-    recorder = RunRecorder(out_dir, config, scenario.run.target_accuracy, started_s,
-                           eval_extra=("session",) if sessions is not None else (),
-                           late=ctx.keep_late)
-    loop = RoundLoop(scenario, sim, sampler, trainer, recorder, ctx.rngs, ctx.n_samples)
+
+def resume_run(run_dir: Path | str, progress: ProgressFn | None = None) -> RunResult:
+    """Continue the run in ``run_dir`` from its latest checkpoint.
+
+    The completed rounds are replayed on the timing side (no training: the checkpoint's
+    journal answers for the model), which rebuilds the clock, batteries, availability,
+    the MAC, late devices and the sampler exactly; the model side then takes up the
+    checkpoint's state and the tables are cut back to their length at the checkpoint.
+    The finished run's tables are the same, byte for byte, as an uninterrupted run's.
+    """
+    run_dir = Path(run_dir)
+    config_path = run_dir / "config.json"
+    if not config_path.is_file():
+        raise ConfigError("run folder", str(run_dir), "a run folder (it has no config.json)")
+    if (run_dir / "summary.json").exists():
+        raise CheckpointError(f"{run_dir} is finished (it has a summary.json): nothing to "
+                              "resume")
+    found = checkpoint.latest(run_dir)
+    if found is None:
+        raise CheckpointError(f"{run_dir} has no checkpoint to resume from (set "
+                              "run.checkpoint_every_rounds to write them)")
     try:
-        loop.run(progress)
-    finally:
-        recorder.flush(force=True)
-    recorder.clients(sim.battery.table())
-    summary = recorder.finish(sim.now_s, sim.n_events, sim.events if scenario.run.events else None,
-                              {**probe.counts, "warnings": probe.warnings + loop.warnings()})
-    return RunResult(out_dir, summary, recorder.outcomes, trainer.params)
+        tree = json.loads(config_path.read_text(encoding="utf-8"))["scenario"]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise CheckpointError(f"cannot read the scenario from {config_path}: {err}") from None
+    scenario = Scenario.from_dict(tree)
+    assert isinstance(scenario, Scenario)
+    preflight(scenario)
+    started_s = time.perf_counter()
+    return _Run(scenario, started_s, run_dir, resume_from=found).go(progress)
+
+
+def eval_columns(ctx: BuildContext) -> tuple[str, ...]:
+    """The columns of ``evals.csv`` after ``accuracy`` and ``loss``: the session, and one
+    accuracy per class with ``run.per_class_accuracy``."""
+    scenario = ctx.scenario
+    classes = ctx.data.n_classes if scenario.run.per_class_accuracy and ctx.trains else 0
+    return (("session",) if scenario.population.sessions is not None else ()) + tuple(
+        f"acc_class_{k}" for k in range(classes))
+
+
+def scenario_digest(scenario: Scenario) -> str:
+    """A hash of the resolved scenario (a checkpoint belongs to one scenario)."""
+    text = json.dumps(scenario.to_dict(), sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class _Run:
+    """One run's built components, from a fresh start or a checkpoint."""
+
+    def __init__(self, scenario: Scenario, started_s: float, out_dir: Path | None,
+                 resume_from: Path | None = None) -> None:
+        self.scenario = scenario
+        check_local_rule(scenario)
+        ctx = self.ctx = build_context(scenario)
+        online = build_online(ctx)
+        self.sim = build_simulation(ctx, online)
+        trainer = build_trainer(ctx, online)
+        self.every = scenario.run.checkpoint_every_rounds
+        self.saved: dict[str, Any] | None = None
+        if resume_from is not None:
+            self.saved = checkpoint.load(resume_from, trainer.device)
+            self._check_saved(scenario)
+            trainer = JournaledTrainer(trainer, self.saved["journal"])
+        elif self.every is not None:
+            trainer = JournaledTrainer(trainer)
+        self.trainer = trainer
+        self.probe = build_probe(ctx, self.sim, trainer)
+        sampler = build_client_sampler(ctx, self.probe)
+
+        if resume_from is None:
+            out_dir = fresh_run_dir(out_dir or default_out_dir(scenario))
+        assert out_dir is not None
+        self.out_dir = out_dir
+        config = {"scenario": scenario.to_dict(), "seed": scenario.seed,
+                  "model_bytes": ctx.model_bytes, "versions": versions()}
+        self.recorder = RunRecorder(out_dir, config, scenario.run.target_accuracy, started_s,
+                                    eval_extra=eval_columns(ctx), late=ctx.keep_late,
+                                    resume=resume_from is not None)
+        self.loop = RoundLoop(scenario, self.sim, sampler, trainer, self.recorder, ctx.rngs,
+                              ctx.n_samples)
+
+    def _check_saved(self, scenario: Scenario) -> None:
+        saved = self.saved
+        assert saved is not None
+        mine = versions()["simfl"]
+        if saved["simfl"] != mine:
+            raise CheckpointError(f"the checkpoint was written by simfl {saved['simfl']}, this "
+                                  f"is simfl {mine}: resume with that version, or run again")
+        if saved["scenario"] != scenario_digest(scenario):
+            raise CheckpointError("the checkpoint belongs to another scenario than the run "
+                                  "folder's config.json")
+
+    def go(self, progress: ProgressFn | None) -> RunResult:
+        replay = 0 if self.saved is None else int(self.saved["rounds_done"])
+        try:
+            self.loop.run(progress, self._round_end, replay)
+        finally:
+            self.recorder.flush(force=True)
+        if self.saved is not None and isinstance(self.trainer, JournaledTrainer) \
+                and self.trainer.replaying:
+            raise CheckpointError(f"the run ended before round {replay} in the replay: it "
+                                  "does not replay the way it ran")
+        sim, recorder = self.sim, self.recorder
+        recorder.clients(sim.battery.table())
+        extra = {**self.probe.counts, "warnings": self.probe.warnings + self.loop.warnings()}
+        if self.saved is not None:
+            extra["resumed_after_round"] = replay
+        summary = recorder.finish(sim.now_s, sim.n_events,
+                                  sim.events if self.scenario.run.events else None, extra)
+        return RunResult(self.out_dir, summary, recorder.outcomes, self.trainer.params)
+
+    def _round_end(self, rounds_done: int) -> None:
+        if self.saved is not None and rounds_done == int(self.saved["rounds_done"]):
+            self._take_up(self.saved)
+        elif self.every is not None and rounds_done % self.every == 0:
+            checkpoint.save(self.out_dir, rounds_done, self._state(rounds_done))
+
+    def _fingerprint(self) -> dict[str, Any]:
+        """What the replay must reproduce exactly before a checkpoint is taken up."""
+        r = self.recorder
+        return {"now_s": self.sim.now_s, "events": self.sim.n_events, "rounds": r.n_rounds,
+                "trained": r.trained_total, "aggregated": r.aggregated_total,
+                "energy_j": r.energy_total_j, "arrived": self.loop.n_arrived}
+
+    def _state(self, rounds_done: int) -> dict[str, Any]:
+        trainer = self.trainer
+        assert isinstance(trainer, JournaledTrainer)
+        return {"format": 1, "simfl": versions()["simfl"],
+                "scenario": scenario_digest(self.scenario), "rounds_done": rounds_done,
+                "fingerprint": self._fingerprint(), "journal": trainer.entries,
+                "trainer": trainer.snapshot(), "recorder": self.recorder.snapshot()}
+
+    def _take_up(self, saved: dict[str, Any]) -> None:
+        trainer = self.trainer
+        assert isinstance(trainer, JournaledTrainer)
+        trainer.end_replay()
+        if self._fingerprint() != saved["fingerprint"]:
+            raise CheckpointError(f"the replay of {saved['rounds_done']} rounds ended in "
+                                  f"{self._fingerprint()}, the run was at "
+                                  f"{saved['fingerprint']}: it does not replay the same way")
+        trainer.restore(saved["trainer"])
+        self.recorder.restore(saved["recorder"])

@@ -30,6 +30,12 @@ class NoSessions:
     def score(self, params) -> tuple[float, float]:
         return self._score(params)
 
+    def snapshot(self) -> dict:
+        return {}
+
+    def restore(self, state: dict) -> None:
+        pass
+
 
 class SessionRun:
     """The session in force, its warm start, the distillation teacher, and the label set
@@ -72,6 +78,14 @@ class SessionRun:
             return False
         self.session, self._entered = session, True
         return True
+
+    def snapshot(self) -> dict:
+        """The session in force and the initialiser's memory (for a checkpoint)."""
+        return {"session": self.session, "entered": self._entered, "initialiser": self.state}
+
+    def restore(self, state: dict) -> None:
+        self.session, self._entered = state["session"], state["entered"]
+        self.state = state["initialiser"]
 
     def start(self, params):
         """The model the session just entered starts from (``params``: the last model)."""

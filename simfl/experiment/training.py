@@ -1,85 +1,27 @@
 """The model side of a run: train the received updates, aggregate, evaluate on schedule.
 
-:class:`ModelTrainer` does it with a real model; :class:`NullTrainer` is the same
-interface for timing-only runs (nothing trained or scored, torch never imported), so
-the round loop has no branch on whether a run trains.
+:class:`ModelTrainer` does it with a real model; the same interface
+(:class:`~simfl.experiment.trainer.Trainer`) has a null version for timing-only runs
+(:class:`~simfl.experiment.trainer.NullTrainer`).
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any, Mapping, Protocol
+from typing import Any, Mapping
 
 import numpy as np
 
 from simfl.algorithms.report import N_AGGREGATED, STEPPED, WAITING_FOR
+from simfl.algorithms.server_optimizers import server_step
 from simfl.core.config import Scenario
 from simfl.core.errors import SimflError
 from simfl.core.records import RoundOutcome, TrainJob, with_lr_scale
 from simfl.core.rng import RngTree
+from simfl.experiment.trainer import NullTrainer, Trainer
 from simfl.metrics.recorder import RunRecorder
 
-
-class Trainer(Protocol):
-    """What the round loop asks of the model side of a run."""
-
-    params: Any
-    accuracy: float | None
-
-    def begin_round(self, round: int, t_s: float) -> None: ...
-
-    def train(self, round: int, outcome: RoundOutcome,
-              late_running: Mapping[int, int]) -> tuple[int, int]: ...
-
-    def evaluate_due(self, recorder: RunRecorder, t_close_s: float, completed: int,
-                     before_close: bool) -> None: ...
-
-    def evaluate_last(self, recorder: RunRecorder, t_s: float, completed: int) -> None: ...
-
-    def evaluate(self, recorder: RunRecorder, t_s: float, completed: int) -> None: ...
-
-    def client_losses(self, clients: np.ndarray) -> np.ndarray: ...
-
-    def client_features(self, kind: str, clients: np.ndarray, noise_batch: int) -> np.ndarray: ...
-
-    def warnings(self, n_arrived: int, n_rounds: int) -> list[str]: ...
-
-
-class NullTrainer:
-    """Timing-only runs: no model, nothing trained, aggregated or evaluated.
-
-    The probe's answers are 0 (losses, learned features), so samplers fall back to their
-    tie rules.
-    """
-
-    params = None
-    accuracy: float | None = None
-
-    def begin_round(self, round: int, t_s: float) -> None:
-        pass
-
-    def train(self, round: int, outcome: RoundOutcome,
-              late_running: Mapping[int, int]) -> tuple[int, int]:
-        return 0, 0
-
-    def evaluate_due(self, recorder: RunRecorder, t_close_s: float, completed: int,
-                     before_close: bool) -> None:
-        pass
-
-    def evaluate_last(self, recorder: RunRecorder, t_s: float, completed: int) -> None:
-        pass
-
-    def evaluate(self, recorder: RunRecorder, t_s: float, completed: int) -> None:
-        pass
-
-    def client_losses(self, clients: np.ndarray) -> np.ndarray:
-        return np.zeros(len(clients))
-
-    def client_features(self, kind: str, clients: np.ndarray, noise_batch: int) -> np.ndarray:
-        return np.zeros((len(clients), 1))
-
-    def warnings(self, n_arrived: int, n_rounds: int) -> list[str]:
-        return []
+__all__ = ["ModelTrainer", "NullTrainer", "Trainer"]
 
 
 class ModelTrainer:
@@ -87,20 +29,22 @@ class ModelTrainer:
 
     ``compute`` is the run's :class:`~simfl.experiment.compute._Trainer` (model, executor,
     evaluation), ``sessions`` a :class:`~simfl.experiment.sessions.SessionRun` or
-    :class:`~simfl.experiment.sessions.NoSessions`.
+    :class:`~simfl.experiment.sessions.NoSessions`, ``optimizer`` a server optimiser or None.
     """
 
     def __init__(self, scenario: Scenario, compute, aggregator, sessions, data, rngs: RngTree,
-                 n_samples: np.ndarray) -> None:
+                 n_samples: np.ndarray, optimizer=None) -> None:
         self.server, self.run, self.dataset = scenario.server, scenario.run, scenario.task.dataset
         self.compute, self.aggregator, self.sessions = compute, aggregator, sessions
         self.executor = compute.executor  # trains the round's jobs
         self.data, self.rngs, self.n_samples = data, rngs, n_samples
         self.params = compute.params
         self.agg_state = aggregator.init(self.params, n_samples)
+        self.optimizer = optimizer
+        self.opt_state = None if optimizer is None else optimizer.init(self.params)
         self.versions: dict[int, Any] = {}  # models that late devices still work from
         self.accuracy: float | None = None
-        self._scored: tuple[Any, tuple, tuple[float, float]] | None = None
+        self._scored: tuple[Any, tuple, tuple[float, float], tuple[float, ...]] | None = None
         self._n_timed_evals = 1  # the evaluation at t = 0 is the first of the schedule
         self.n_trained = 0
         self.stepped = False  # whether any round moved the global model
@@ -112,6 +56,7 @@ class ModelTrainer:
         if self.sessions.enter(round, t_s):
             self.params = self.sessions.start(self.params)
             self.agg_state = self.aggregator.init(self.params, self.n_samples)
+            self.opt_state = None if self.optimizer is None else self.optimizer.init(self.params)
 
     def train(self, round: int, outcome: RoundOutcome,
               late_running: Mapping[int, int]) -> tuple[int, int]:
@@ -136,6 +81,7 @@ class ModelTrainer:
             # each side counts its own work: the updates the executor returned, the
             # updates the aggregator says it used; the run's invariant check compares them
             n_trained = len(updates)
+            w_t = self.params
             self.params, self.agg_state, metrics = self.aggregator.aggregate(
                 self.agg_state, self.params, outcome, updates)
             missing = [key for key in (N_AGGREGATED, STEPPED) if key not in metrics]
@@ -144,6 +90,9 @@ class ModelTrainer:
                                  f"lack {' and '.join(missing)}: every aggregator reports how "
                                  "many updates it used and whether the model moved")
             n_aggregated = int(metrics[N_AGGREGATED])
+            if self.optimizer is not None and metrics[STEPPED]:  # the server optimiser's step
+                self.params, self.opt_state = server_step(
+                    self.optimizer, self.opt_state, w_t, self.params)
             self.stepped = self.stepped or bool(metrics[STEPPED])
             self.waiting_for = metrics.get(WAITING_FOR)
         needed = set(late_running.values())  # a model is kept while a late device needs it
@@ -197,10 +146,35 @@ class ModelTrainer:
         """Record the current model's test scores at simulated time ``t_s``."""
         extra = self.sessions.extra
         if self._scored is None or self._scored[0] is not self.params or self._scored[1] != extra:
-            self._scored = (self.params, extra, self.sessions.score(self.params))
+            self._scored = (self.params, extra, self.sessions.score(self.params),
+                            self.compute.evaluate.class_accuracy(self.params, self.data.n_classes)
+                            if self.run.per_class_accuracy else ())
         accuracy, loss = self._scored[2]
         self.accuracy = accuracy
-        recorder.evaluation(t_s, completed, accuracy, loss, *extra)
+        recorder.evaluation(t_s, completed, accuracy, loss, *extra, *self._scored[3])
+
+    @property
+    def device(self) -> Any:
+        return self.compute.device
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything a resumed run needs to train on exactly as this one would: the
+        global model, the aggregator's and the server optimiser's states, the models late
+        devices work from, the session's warm-start state and the evaluation schedule."""
+        return {"params": self.params, "agg_state": self.agg_state, "opt_state": self.opt_state,
+                "versions": self.versions,
+                "accuracy": self.accuracy, "n_timed_evals": self._n_timed_evals,
+                "n_trained": self.n_trained, "stepped": self.stepped,
+                "waiting_for": self.waiting_for, "sessions": self.sessions.snapshot()}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.params, self.agg_state = state["params"], state["agg_state"]
+        self.opt_state = state["opt_state"]
+        self.versions, self.accuracy = state["versions"], state["accuracy"]
+        self._n_timed_evals, self.n_trained = state["n_timed_evals"], state["n_trained"]
+        self.stepped, self.waiting_for = state["stepped"], state["waiting_for"]
+        self.sessions.restore(state["sessions"])
+        self._scored = None
 
     def _client_stats(self):
         if self._stats is None:

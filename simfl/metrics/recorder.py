@@ -10,7 +10,11 @@ from typing import Any, Sequence
 from simfl.core.records import Event, RoundOutcome
 from simfl.metrics.invariants import check_energy, check_rounds
 from simfl.metrics.rundir import (EVAL_COLUMNS, EVENT_COLUMNS, MAC_COLUMNS, ROUND_COLUMNS,
-                                  append_text, csv_text, write_atomic, write_csv, write_json)
+                                  append_text, csv_text, cut_tables, table_sizes, write_atomic,
+                                  write_csv, write_json)
+
+#: the tables the recorder appends to while the run goes on
+TABLES = ("rounds.csv", "evals.csv", "mac.csv")
 
 #: invitee records (received plus missing) of the latest rounds that ``outcomes`` keeps
 KEEP_OUTCOME_RECORDS = 200_000
@@ -30,8 +34,10 @@ class RunRecorder:
     def __init__(self, out_dir: Path, config: dict[str, Any], target_accuracy: float | None,
                  started_s: float, flush_every_s: float = 1.0,
                  eval_extra: tuple[str, ...] = (), late: bool = False,
-                 keep_outcome_records: int = KEEP_OUTCOME_RECORDS) -> None:
+                 keep_outcome_records: int = KEEP_OUTCOME_RECORDS, resume: bool = False) -> None:
         self.out_dir = out_dir
+        #: replaying a resumed run's completed rounds: their rows are on disk already
+        self.silent = resume
         self.late = late  # the aggregator asked for late uploads: rounds.csv counts them
         self.round_columns = ROUND_COLUMNS + (("n_late_stored",) if late else ())
         self.eval_columns = EVAL_COLUMNS + eval_extra  # extra columns of evals.csv
@@ -58,9 +64,10 @@ class RunRecorder:
         self._time_to_target_s: float | None = None
         self._last_flush = 0.0
         self._started_s = started_s  # time.perf_counter() when the run began
-        write_json(out_dir / "config.json", config)
-        write_atomic(out_dir / "rounds.csv", csv_text(self.round_columns, ()))
-        write_atomic(out_dir / "evals.csv", csv_text(self.eval_columns, ()))
+        if not resume:
+            write_json(out_dir / "config.json", config)
+            write_atomic(out_dir / "rounds.csv", csv_text(self.round_columns, ()))
+            write_atomic(out_dir / "evals.csv", csv_text(self.eval_columns, ()))
 
     @property
     def outcomes(self) -> list[RoundOutcome]:
@@ -85,7 +92,8 @@ class RunRecorder:
             *((late_stored,) if self.late else ())))
         if outcome.mac_slots is not None:  # a contention MAC: mac.csv, from its first round on
             if self._pending_mac is None:
-                write_atomic(self.out_dir / "mac.csv", csv_text(MAC_COLUMNS, ()))
+                if not self.silent:
+                    write_atomic(self.out_dir / "mac.csv", csv_text(MAC_COLUMNS, ()))
                 self._pending_mac = []
             self._pending_mac += [(s.round, s.contenders, s.slots, s.successes)
                                   for s in outcome.mac_slots]
@@ -129,6 +137,9 @@ class RunRecorder:
         now = time.perf_counter()
         if not force and now - self._last_flush < self.flush_every_s:
             return
+        if self.silent:
+            self._discard_pending()
+            return
         self._last_flush = now
         if self._pending_rounds:
             append_text(self.out_dir / "rounds.csv", csv_text(None, self._pending_rounds))
@@ -139,6 +150,30 @@ class RunRecorder:
         if self._pending_mac:
             append_text(self.out_dir / "mac.csv", csv_text(None, self._pending_mac))
             self._pending_mac = []
+
+    def _discard_pending(self) -> None:
+        self._pending_rounds, self._pending_evals = [], []
+        if self._pending_mac is not None:
+            self._pending_mac = []
+
+    def snapshot(self) -> dict[str, Any]:
+        """What a checkpoint keeps of the recorder: its tables' sizes on disk (after a
+        flush) and the evaluation totals; the round totals are rebuilt by the replay."""
+        self.flush(force=True)
+        return {"sizes": table_sizes(self.out_dir, TABLES), "eval_rows": list(self.eval_rows),
+                "final_accuracy": self._final_accuracy, "best_accuracy": self._best_accuracy,
+                "time_to_target_s": self._time_to_target_s}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Go on from a checkpoint: the tables cut back to their sizes then (rows a killed
+        run appended after it go), the evaluation totals restored, writing resumed."""
+        cut_tables(self.out_dir, state["sizes"])
+        self.eval_rows[:] = state["eval_rows"]
+        self._final_accuracy = state["final_accuracy"]
+        self._best_accuracy = state["best_accuracy"]
+        self._time_to_target_s = state["time_to_target_s"]
+        self._discard_pending()
+        self.silent = False
 
     def clients(self, table: dict[str, Sequence[Any]]) -> None:
         """Write ``clients.csv``: per-client energy records (columns = the table's keys,

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any, Callable, Iterable, Sequence
 
-from simfl.core.errors import ConfigError, OutputError
+from simfl.core.errors import ConfigError, OutputError, SimflError
 
 ROUND_COLUMNS = ("round", "t_open_s", "t_close_s", "n_available", "n_selected", "n_received",
                  "n_late", "n_erased", "n_collided", "n_battery", "n_offline", "retries",
@@ -21,6 +21,8 @@ ROUND_COLUMNS = ("round", "t_open_s", "t_close_s", "n_available", "n_selected", 
 EVAL_COLUMNS = ("t_s", "round", "accuracy", "loss")
 EVENT_COLUMNS = ("t_s", "kind", "round", "client", "detail")
 MAC_COLUMNS = ("round", "contenders", "slots", "successes")
+UPDATE_COLUMNS = ("t_s", "client", "base_version", "applied_version", "staleness", "weight",
+                  "job")
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -65,6 +67,26 @@ def append_text(path: Path, text: str) -> None:
 
 def _output_error(path: Path, err: OSError) -> OutputError:
     return OutputError(f"cannot write {path}: {err.strerror or err}")
+
+
+def table_sizes(folder: Path, names: Sequence[str]) -> dict[str, int | None]:
+    """The size in bytes of each appended table in ``folder`` (None: not written yet)."""
+    return {name: (folder / name).stat().st_size if (folder / name).exists() else None
+            for name in names}
+
+
+def cut_tables(folder: Path, sizes: dict[str, int | None]) -> None:
+    """Cut each table back to its size in ``sizes`` (the rows appended since go); one of
+    size None is removed. A table shorter than its size means the folder was changed."""
+    for name, size in sizes.items():
+        path = folder / name
+        if size is None:
+            path.unlink(missing_ok=True)
+        elif not path.is_file() or path.stat().st_size < size:
+            raise SimflError(f"{path} is shorter than at the checkpoint ({size} bytes): the "
+                             "run folder was changed since")
+        else:
+            os.truncate(path, size)
 
 
 def csv_text(columns: Sequence[str] | None, rows: Iterable[Sequence[Any]]) -> str:

@@ -1,27 +1,25 @@
 """Device batteries: closed-form drain, one depletion timer per busy device.
 
-Stored energy of every client lives in vectorised arrays (``stored_j`` as of time
-``t_ref_s``). Net power is piecewise constant (docs/network-models.md section 3.1): a
-device draws the power of its state (:class:`~simfl.sim.power_model.PowerModel`) from
-the battery, except inside a charging window (:mod:`simfl.sim.charging`), where it runs
-from the charger and the battery follows the charge curve. Between rounds nothing is
-scheduled. Each device keeps the next time at which its availability can change (its
-idle death E / P, its restart above ``restart_soc``, a window edge); when a round
-opens, the devices that are due are advanced in closed form over the constant-power
-segments (split at the window edges), which finds the idle deaths and the restarts
-exactly. The others are untouched, and their energy stays exact for whenever they are
-next advanced. Only a device at work in a round has a depletion timer; it is re-armed
-on each of its state changes and at each window edge (SimPy cannot cancel a timeout: a
-generation number makes stale timers harmless). When the timer finds the battery empty
-it interrupts the device's process with cause ``"battery"``. Every timer moves the
-clock: a delay below the float clock's resolution (late in long runs, or at absurd
-power) is one clock step, and a device that rings a step late is charged only what its
-battery held.
+Stored energy of every client lives in vectorised arrays (``stored_j`` as of time ``t_ref_s``).
+Net power is piecewise constant (docs/network-models.md section 3.1): a device draws the power
+of its state (:class:`~simfl.sim.power_model.PowerModel`) from the battery, except inside a
+charging window (:mod:`simfl.sim.charging`), where it runs from the charger and the battery
+follows the charge curve. Between rounds nothing is scheduled. Each device keeps the next time
+at which its availability can change (its idle death E / P, its restart above ``restart_soc``, a
+window edge); when a round opens, the devices that are due are advanced in closed form over the
+constant-power segments (split at the window edges), which finds the idle deaths and the
+restarts exactly. The others are untouched, and their energy stays exact for whenever they are
+next advanced. Only a device at work in a round has a depletion timer; it is re-armed on each of
+its state changes and at each window edge (SimPy cannot cancel a timeout: a generation number
+makes stale timers harmless). When the timer finds the battery empty it interrupts the device's
+process with cause ``"battery"``. Every timer moves the clock: a delay below the float clock's
+resolution (late in long runs, or at absurd power) is one clock step, and a device that rings a
+step late is charged only what its battery held.
 
-Assumptions: a device that dies draws nothing until it restarts; a plugged-in device's
-load comes from the charger; contention transmissions (slotted ALOHA) are charged when
-their slot ends, on top of the idle power of waiting. Without a ``Battery`` config the
-energy is infinite (:class:`~simfl.sim.energy_source.InfiniteEnergy`).
+Assumptions: a device that dies draws nothing until it restarts; a plugged-in device's load
+comes from the charger; contention transmissions (slotted ALOHA) are charged when their slot
+ends, on top of the idle power of waiting. Without a ``Battery`` config the energy is infinite
+(:class:`~simfl.sim.energy_source.InfiniteEnergy`).
 """
 
 from __future__ import annotations
@@ -32,20 +30,12 @@ from simfl.core.config.energy import Battery, Energy
 from simfl.core.records import Event, EventKind
 from simfl.core.rng import RngTree
 from simfl.sim.charging import ChargingWindow, NoCharging, edge_tol_s
+from simfl.sim.clock import clock_delay_s
 from simfl.sim.energy_source import EnergyMeter, InfiniteEnergy
 from simfl.sim.power_model import PowerModel
 
 #: stored energy at or below which a battery counts as empty (absorbs float rounding)
 EMPTY_J = 1e-9
-
-
-def clock_delay_s(now_s: float, delay_s: float) -> float:
-    """``delay_s``, or the smallest delay that moves a float clock at ``now_s`` forward
-    when ``delay_s`` would leave it where it is (a timer must never fire at its own
-    instant over and over)."""
-    if now_s + delay_s > now_s:
-        return delay_s
-    return float(np.nextafter(now_s, np.inf) - now_s)
 
 
 class Batteries(EnergyMeter):
@@ -70,6 +60,7 @@ class Batteries(EnergyMeter):
         self._generation: dict[int, int] = {}
         soc = np.full(n_clients, battery.initial_soc)
         if battery.initial_soc_min is not None:
+            assert rngs is not None, "initial charges drawn per device need the streams"
             soc = rngs.stream("battery/initial_soc").uniform(
                 battery.initial_soc_min, battery.initial_soc, size=n_clients)
         self.capacity_j = battery.capacity_j
@@ -93,13 +84,15 @@ class Batteries(EnergyMeter):
             for client, t_die in zip(due[died].tolist(), t_died[died].tolist()):
                 self._log(Event(t_die, EventKind.BATTERY_DEAD, round, client, "idle"))
             self._plan(due, t_s)
-        return ~self.dead
+        alive: np.ndarray = ~self.dead
+        return alive
 
     def stored_at(self, t_s: float) -> np.ndarray:
         """Stored energy of every idle device at ``t_s`` (advances all of them: O(n))."""
         self.alive(self._round, t_s)
         self._advance(self._idle(np.arange(self.n_clients)), t_s, self.power.idle_w, busy=False)
-        return self.stored_j.copy()
+        stored_j: np.ndarray = self.stored_j.copy()
+        return stored_j
 
     def _idle(self, clients: np.ndarray) -> np.ndarray:
         """``clients`` without those at work (a late device may work across a round's
@@ -112,7 +105,7 @@ class Batteries(EnergyMeter):
     def table(self) -> dict[str, np.ndarray]:
         rows = self._table_rows()
         if self.env is not None:
-            self._advance(self._idle(rows), self.env.now, self.power.idle_w, busy=False)
+            self._advance(self._idle(rows), self.now_s(), self.power.idle_w, busy=False)
         table = self._table(rows)
         table.update(min_stored_j=self.min_stored_j[rows], final_stored_j=self.stored_j[rows],
                      capacity_j=np.full(len(rows), self.capacity_j),
@@ -124,7 +117,7 @@ class Batteries(EnergyMeter):
     def end(self, client: int) -> None:
         super().end(client)
         self._generation[client] = self._generation.get(client, 0) + 1
-        self._plan(np.array([client]), self.env.now)
+        self._plan(np.array([client]), self.now_s())
 
     def charge_transmissions(self, clients: list[int], airtime_s: float) -> None:
         """Charged as a lump when the slot ends: a device that cannot pay for it dies
@@ -148,7 +141,7 @@ class Batteries(EnergyMeter):
 
     def _spend_now(self, client: int, energy_j: float) -> None:
         """Spend ``energy_j`` at once; from the battery (unplugged) at most what it holds."""
-        if not self.window.plugged_after(self.env.now):
+        if not self.window.plugged_after(self.now_s()):
             energy_j = min(energy_j, max(self.stored_j[client], 0.0))
             self.stored_j[client] -= energy_j
         super()._spend_now(client, energy_j)
@@ -159,7 +152,7 @@ class Batteries(EnergyMeter):
         self._generation[client] = generation
         if self.dead[client]:
             return
-        now, power_w = self.env.now, self._busy_w[client]
+        now, power_w = self.now_s(), self._busy_w[client]
         delays = []
         edge_s = float(self.window.next_edge(np.array([now]))[0])
         if edge_s < np.inf:
@@ -180,7 +173,7 @@ class Batteries(EnergyMeter):
             return  # stale: the device changed state since this timer was armed
         lowest_j = self.min_stored_j[client]
         self._settle(client)
-        if self.stored_j[client] > EMPTY_J or self.window.plugged_after(self.env.now):
+        if self.stored_j[client] > EMPTY_J or self.window.plugged_after(self.now_s()):
             self._arm(client)
             return
         overdrawn_j = -min(self.stored_j[client], 0.0)
@@ -190,8 +183,8 @@ class Batteries(EnergyMeter):
             self.min_stored_j[client] = min(lowest_j, 0.0)
         self.dead[client], self.stored_j[client] = True, 0.0
         self.deaths[client] += 1
-        self.last_death_s[client] = self.env.now
-        self._log(Event(self.env.now, EventKind.BATTERY_DEAD, self._round, client, "at work"))
+        self.last_death_s[client] = self.now_s()
+        self._log(Event(self.now_s(), EventKind.BATTERY_DEAD, self._round, client, "at work"))
         process = self._proc.get(client)
         if process is not None and process.is_alive:
             process.interrupt("battery")

@@ -14,7 +14,7 @@ Gilbert-Elliott chain, its distance) is kept here keyed by the ``client`` argume
 from __future__ import annotations
 
 import math
-from typing import Callable, Generator, NamedTuple
+from typing import Any, Callable, Generator, NamedTuple
 
 import numpy as np
 import simpy
@@ -32,7 +32,7 @@ class Delivery(NamedTuple):
 
 
 def db_to_linear(db: float) -> float:
-    return 10.0 ** (db / 10.0)
+    return float(10.0 ** (db / 10.0))
 
 
 class Link:
@@ -51,12 +51,13 @@ class Link:
         self.rngs = rngs
         self._shift_db: dict[int, float] = {}
 
-    def transmit(self, t_s: float, n_bytes: int, rng: np.random.Generator, *,
+    def transmit(self, t_s: float, n_bytes: int, rng: np.random.Generator | None, *,
                  client: int = -1) -> Delivery:
         """One attempt of ``client`` starting at ``t_s``: whether it arrives, and its airtime."""
         snr = self._snr(client, rng)
         rate = self.cfg.rate
         if isinstance(rate, ShannonRate):
+            assert snr is not None, "a shannon rate draws an SNR"
             rate_bps = rate.efficiency * rate.bandwidth_hz * math.log2(1.0 + self._rate_snr(snr))
         elif isinstance(rate, FixedRate):
             rate_bps = rate.rate_bps
@@ -72,12 +73,13 @@ class Link:
         if distance is None:
             return snr_db
         if client not in self._shift_db:
+            assert self.rngs is not None, "checked when the link was made"
             u = self.rngs.stream(f"channel/distance/{client}").random()
             d_m = distance.d_min_m + u * (distance.d_max_m - distance.d_min_m)
             self._shift_db[client] = distance.shift_db(d_m)
         return snr_db + self._shift_db[client]
 
-    def _snr(self, client: int, rng: np.random.Generator) -> float | None:
+    def _snr(self, client: int, rng: np.random.Generator | None) -> float | None:
         """Linear SNR of this attempt, or None where nothing needs one."""
         if isinstance(self.cfg.rate, ShannonRate):
             return db_to_linear(self.mean_snr_db(client, self.cfg.rate.snr_db))
@@ -88,83 +90,20 @@ class Link:
         return snr
 
     def _lost(self, t_s: float, airtime_s: float, snr: float | None, client: int,
-              rng: np.random.Generator) -> bool:
+              rng: np.random.Generator | None) -> bool:
         return False
 
 
 class ErasureLink(Link):
     """Each attempt is lost independently with probability ``p``."""
 
+    cfg: ErasureChannel
     draws = True
 
-    def _lost(self, t_s, airtime_s, snr, client, rng) -> bool:
+    def _lost(self, t_s: float, airtime_s: float, snr: float | None, client: int,
+              rng: np.random.Generator | None) -> bool:
+        assert rng is not None, "a link that draws gets its stream"
         return bool(rng.random() < self.cfg.p)
-
-
-class GilbertElliottLink(Link):
-    """Per-attempt Gilbert-Elliott chain of each client: one step per attempt."""
-
-    draws = True
-
-    def __init__(self, cfg: GilbertElliottChannel, rngs: RngTree | None = None) -> None:
-        super().__init__(cfg, rngs)
-        self._bad: dict[int, bool] = {}
-
-    def _lost(self, t_s, airtime_s, snr, client, rng) -> bool:
-        cfg = self.cfg
-        u = rng.random()
-        if client not in self._bad:
-            bad = u < cfg.p_gb / (cfg.p_gb + cfg.p_bg)
-        elif self._bad[client]:
-            bad = u >= cfg.p_bg
-        else:
-            bad = u < cfg.p_gb
-        self._bad[client] = bool(bad)
-        return bool(rng.random() < (cfg.loss_bad if bad else cfg.loss_good))
-
-
-class ContinuousGilbertElliottLink(Link):
-    """Continuous-time Gilbert-Elliott chain of each client, sampled when the link is used.
-
-    Per client it keeps the state at its last attempt and the already drawn time at
-    which that state ends. An attempt starting at ``t_s`` before that time sees the same
-    state; after it, the state at ``t_s`` comes from the exact two-state transition
-    probabilities over the time since the change, and a fresh exponential sojourn is
-    drawn (memorylessness makes this exact). An attempt that starts Good survives iff
-    the Good sojourn outlasts its airtime. Knowing the end of the current sojourn keeps
-    this exact when an attempt is cut short (deadline) and the next one starts earlier
-    than the end of its airtime.
-    """
-
-    draws = True
-
-    def __init__(self, cfg: GilbertElliottChannel, rngs: RngTree | None = None) -> None:
-        super().__init__(cfg, rngs)
-        #: client -> (bad at its last attempt, end of that sojourn, last attempt start)
-        self._seen: dict[int, tuple[bool, float, float]] = {}
-
-    def _lost(self, t_s, airtime_s, snr, client, rng) -> bool:
-        cfg = self.cfg
-        a, b = cfg.rate_gb_per_s, cfg.rate_bg_per_s
-        pi_bad = a / (a + b)
-        if client not in self._seen:
-            bad, t_change = bool(rng.random() < pi_bad), -math.inf
-        else:
-            bad, t_change, t_last = self._seen[client]
-            if t_s < t_last:
-                raise ValueError(f"client {client}: attempt at {t_s} s before one at {t_last} s")
-        if t_change <= t_s:
-            if t_change > -math.inf:  # the sojourn ended: bad flipped at t_change, evolve to t_s
-                decay = math.exp(-(a + b) * (t_s - t_change))
-                p_bad = pi_bad + (1.0 - pi_bad) * decay if not bad else pi_bad * (1.0 - decay)
-                bad = bool(rng.random() < p_bad)
-            leave_per_s = b if bad else a
-            t_change = t_s + (rng.exponential(1.0 / leave_per_s) if leave_per_s > 0 else math.inf)
-        self._seen[client] = (bad, t_change, t_s)
-        u = rng.random()
-        if bad:
-            return bool(u < cfg.loss_bad)
-        return t_change < t_s + airtime_s or bool(u < cfg.loss_good)
 
 
 class RayleighLink(Link):
@@ -179,13 +118,15 @@ class RayleighLink(Link):
     Without a threshold every attempt arrives at the capacity of its SNR, however low.
     """
 
+    cfg: RayleighChannel
     draws = True
 
     def _rate_snr(self, snr: float) -> float:
         threshold_db = self.cfg.threshold_db
         return snr if threshold_db is None else max(snr, db_to_linear(threshold_db))
 
-    def _snr(self, client, rng) -> float:
+    def _snr(self, client: int, rng: np.random.Generator | None) -> float:
+        assert rng is not None, "a link that draws gets its stream"
         k = self.cfg.k_factor
         if k == 0:
             gain = rng.standard_exponential()
@@ -195,18 +136,21 @@ class RayleighLink(Link):
             gain = (los + spread * x) ** 2 + (spread * y) ** 2
         return db_to_linear(self.mean_snr_db(client, self.cfg.mean_snr_db)) * float(gain)
 
-    def _lost(self, t_s, airtime_s, snr, client, rng) -> bool:
+    def _lost(self, t_s: float, airtime_s: float, snr: float | None, client: int,
+              rng: np.random.Generator | None) -> bool:
         threshold_db = self.cfg.threshold_db
+        assert snr is not None, "a fading link draws an SNR"
         return threshold_db is not None and snr < db_to_linear(threshold_db)
 
 
-def _gilbert_elliott_link(cfg: GilbertElliottChannel, rngs: RngTree | None) -> Link:
-    if cfg.time_model == "continuous":
-        return ContinuousGilbertElliottLink(cfg, rngs)
-    return GilbertElliottLink(cfg, rngs)
+def _gilbert_elliott_link(cfg: Any, rngs: RngTree | None) -> Link:
+    from simfl.sim.gilbert_elliott import gilbert_elliott_link  # its kinds build on Link
+
+    return gilbert_elliott_link(cfg, rngs)
 
 
-_LINKS = {IdealChannel: Link, ErasureChannel: ErasureLink, RayleighChannel: RayleighLink,
+#: the Link of each channel kind (a class, or a function of the config that picks one)
+_LINKS: dict[type[Channel], Callable[[Any, RngTree | None], Link]] = {IdealChannel: Link, ErasureChannel: ErasureLink, RayleighChannel: RayleighLink,
           GilbertElliottChannel: _gilbert_elliott_link}
 
 

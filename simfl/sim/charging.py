@@ -9,6 +9,8 @@ its battery follows the charge curve: constant power, or constant current up to
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from simfl.core.config.energy import Charging
@@ -20,7 +22,7 @@ EDGE_S = 1e-9
 EDGE_ULPS = 4
 
 
-def edge_tol_s(t_s):
+def edge_tol_s(t_s: Any) -> Any:
     """Tolerance around a time ``t_s`` (scalar or array) within which an edge counts as ``t_s``:
     EDGE_S, or ``EDGE_ULPS`` steps of the float clock where those are longer (late in long
     runs), so that "just after ``t_s``" is always a later clock value."""
@@ -30,8 +32,9 @@ def edge_tol_s(t_s):
 class NoCharging:
     """Never plugged in: no edges, and a battery only drains."""
 
-    def plugged(self, t0_s, t1_s):
-        """Whether the segment [t0, t1] (no edge inside) lies in a charging window."""
+    def plugged(self, t0_s: Any, t1_s: Any) -> Any:
+        """Whether the segment [t0, t1] (no edge inside) lies in a charging window (a bool
+        for scalar times, else a mask)."""
         return np.zeros(np.shape(t0_s), dtype=bool) if np.ndim(t0_s) else False
 
     def plugged_after(self, t_s: float) -> bool:
@@ -62,21 +65,22 @@ class ChargingWindow(NoCharging):
         self._tau_s = (cfg.cv_tau_s if cfg.cv_tau_s is not None else
                        (1.0 - (cfg.cv_soc or 0.0)) * capacity_j / cfg.power_w)
 
-    def plugged(self, t0_s, t1_s):
+    def plugged(self, t0_s: Any, t1_s: Any) -> Any:
         h = np.mod((np.asarray(t0_s) + np.asarray(t1_s)) / 2.0, self._period_s)
         start, stop = self._edges_s
         inside = (start <= h) & (h < stop) if start < stop else (h >= start) | (h < stop)
         return inside if np.ndim(inside) else bool(inside)
 
     def plugged_after(self, t_s: float) -> bool:
-        return self.plugged(t_s, t_s + float(edge_tol_s(t_s)))
+        return bool(self.plugged(t_s, t_s + float(edge_tol_s(t_s))))
 
     def next_edge(self, t_s: np.ndarray) -> np.ndarray:
         """The first window edge later than ``t_s`` (by more than :func:`edge_tol_s`)."""
         phase = np.mod(t_s, self._period_s)[:, None]
         wait = np.mod(self._edges_s[None, :] - phase, self._period_s)
         wait = np.where(wait <= edge_tol_s(t_s)[:, None], wait + self._period_s, wait)
-        return t_s + wait.min(axis=1)
+        edge_s: np.ndarray = t_s + wait.min(axis=1)
+        return edge_s
 
     def charge(self, stored_j: np.ndarray, dt_s: np.ndarray) -> np.ndarray:
         """Stored energy after charging ``dt_s`` from ``stored_j`` (constant power, or CC-CV)."""
@@ -97,4 +101,5 @@ class ChargingWindow(NoCharging):
             return np.full(len(stored_j), np.inf)
         t_cc = np.maximum(self._cv_j - stored_j, 0.0) / c.power_w
         cv_from = np.maximum(stored_j, self._cv_j)
-        return t_cc + self._tau_s * np.log((cap - cv_from) / (cap - target))
+        wait_s: np.ndarray = t_cc + self._tau_s * np.log((cap - cv_from) / (cap - target))
+        return wait_s

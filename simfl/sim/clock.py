@@ -16,6 +16,7 @@ from __future__ import annotations
 import heapq
 import itertools
 
+import numpy as np
 import simpy
 
 
@@ -57,3 +58,12 @@ class LateEvents:
             self._step()
         else:
             self._draining = False
+
+
+def clock_delay_s(now_s: float, delay_s: float) -> float:
+    """``delay_s``, or the smallest delay that moves a float clock at ``now_s`` forward
+    when ``delay_s`` would leave it where it is (a timer must never fire at its own
+    instant over and over)."""
+    if now_s + delay_s > now_s:
+        return delay_s
+    return float(np.nextafter(now_s, np.inf) - now_s)

@@ -11,7 +11,7 @@ propagate through the server's wait condition (SimPy pitfall: failed events insi
 
 from __future__ import annotations
 
-from typing import Callable, Generator
+from typing import Any, Callable, Generator
 
 import numpy as np
 import simpy
@@ -20,13 +20,24 @@ from simfl.core.records import Arrival, EventKind, Missing, MissingReason
 from simfl.core.rng import RngTree
 from simfl.sim.channel import Link, Links, Share, arq_transfer
 from simfl.sim.energy_source import EnergyMeter
-from simfl.sim.mac import IdealAccess
+from simfl.sim.access import IdealAccess
 
 #: interrupt causes that are the device's own fault rather than the server's deadline
 DEVICE_FAULTS = (MissingReason.BATTERY, MissingReason.OFFLINE)
 
 #: ``log(t_s, kind, round, client, detail)``: keep an event record
 Log = Callable[[float, str, int, int, str], None]
+
+
+class ComputeTimes:
+    """Each client's time for one round of local training, ``work_samples / samples_per_s``,
+    computed when asked (the same numbers as the whole array, without keeping it)."""
+
+    def __init__(self, work_samples: np.ndarray, samples_per_s: np.ndarray) -> None:
+        self.work_samples, self.samples_per_s = work_samples, samples_per_s
+
+    def __getitem__(self, clients: Any) -> Any:
+        return self.work_samples[clients] / self.samples_per_s[clients]
 
 
 class Devices:
@@ -48,7 +59,8 @@ class Devices:
 
     def __init__(self, env: simpy.Environment, rngs: RngTree, *, links: Links,
                  mac: IdealAccess, energy: EnergyMeter, model_bytes: int,
-                 arq_max_attempts: int, compute_s: np.ndarray, samples_per_s: np.ndarray,
+                 arq_max_attempts: int, compute_s: np.ndarray | ComputeTimes,
+                 samples_per_s: np.ndarray,
                  n_samples: np.ndarray, log: Log) -> None:
         self.env, self.rngs = env, rngs
         self.links, self.mac, self.energy = links, mac, energy
@@ -83,14 +95,17 @@ class Devices:
                                         on_attempt=attempt if charge else None, on_lost=lost))
 
 
-def device_round(devices: Devices, client: int, round: int) -> Generator:
+def device_round(devices: Devices, client: int,
+                 round: int) -> Generator[simpy.Event, object, Arrival | Missing]:
     """SimPy process of ``client`` in ``round``; returns Arrival or Missing.
 
     An interrupt ends it: with cause ``"battery"`` or ``"offline"`` (the device died or
     left) that is the reason; any other cause (the server closed the round) is ``late``.
     """
     env, mac, energy, log = devices.env, devices.mac, devices.energy, devices.log
-    energy.begin(client, env.active_process)
+    process = env.active_process
+    assert process is not None, "runs as a SimPy process"
+    energy.begin(client, process)
     try:
         if not (yield from devices.transfer("downlink", client, round, devices.model_bytes,
                                             stream="round", charge=True)):

@@ -15,7 +15,7 @@ Work outside a round (a sampler's query exchange, never begun) is not charged.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 import simpy
@@ -28,6 +28,15 @@ from simfl.sim.power_model import PowerModel
 Timer = Callable[[float], simpy.Event]
 
 
+class Work(Protocol):
+    """A device's round work (a SimPy process, or the same steps on event callbacks)."""
+
+    @property
+    def is_alive(self) -> bool: ...
+
+    def interrupt(self, cause: str) -> None: ...
+
+
 class EnergyMeter:
     """Energy spent by ``n_clients`` devices on round work, with nothing stored behind it."""
 
@@ -38,10 +47,13 @@ class EnergyMeter:
         self.t_ref_s = np.zeros(n_clients)
         self.deaths = np.zeros(n_clients, dtype=np.int64)
         self._busy_w: dict[int, float] = {}  # power of each device at work in a round
-        self._proc: dict[int, simpy.Process] = {}
+        self._proc: dict[int, Work] = {}
         self._round_j = 0.0
         self._round = -1  # the round open now (for the event records)
         self.env: simpy.Environment | None = None
+        #: where the time comes from when not from the clock (a loop that runs a round's
+        #: events without it sets this)
+        self.time_source: Callable[[], float] | None = None
 
     @property
     def energy(self) -> Energy:
@@ -81,7 +93,7 @@ class EnergyMeter:
 
     # ---- device side
 
-    def begin(self, client: int, process: simpy.Process) -> None:
+    def begin(self, client: int, process: Work) -> None:
         """``client`` starts its round work in ``process`` (interrupted if it dies)."""
         self._settle(client)
         self._proc[client] = process
@@ -126,9 +138,15 @@ class EnergyMeter:
 
     # ---- accounting
 
+    def now_s(self) -> float:
+        if self.time_source is not None:
+            return self.time_source()
+        assert self.env is not None, "bind() attaches the clock before any work"
+        return float(self.env.now)
+
     def _settle(self, client: int) -> None:
         """Account ``client``'s energy from its last state change to now."""
-        now = self.env.now
+        now = self.now_s()
         power_w = self._busy_w.get(client)
         if power_w is None:  # idle since t_ref (between rounds, or after its work)
             self._settle_idle(client, now)
@@ -163,4 +181,52 @@ class InfiniteEnergy(EnergyMeter):
 
     def __init__(self, n_clients: int, energy: Energy, tx_rate_bps: float = 0.0) -> None:
         super().__init__(n_clients, PowerModel(energy, tx_rate_bps))
+
+    # ---- for a loop that runs a round's events itself (no lumps, no waits, its own time)
+
+    def move(self, client: int, now_s: float, power_w: float) -> None:
+        """:meth:`switch` of ``client`` (at work) at ``now_s`` to a state of ``power_w``
+        that costs no lump and no wait."""
+        spent = self._busy_w[client] * (now_s - self.t_ref_s[client])
+        self.used_j[client] += spent
+        self._round_j += spent
+        self.t_ref_s[client] = now_s
+        self._busy_w[client] = power_w
+
+    def stop(self, client: int, now_s: float) -> None:
+        """:meth:`end` of ``client``'s round work at ``now_s``."""
+        spent = self._busy_w.pop(client) * (now_s - self.t_ref_s[client])
+        self.used_j[client] += spent
+        self._round_j += spent
+        self.t_ref_s[client] = now_s
+        del self._proc[client]
+
+    # ---- a cohort at once: the same numbers as one call per client, in client order
+
+    def begin_all(self, clients: np.ndarray, works: Sequence[Work]) -> None:
+        """:meth:`begin` for each of ``clients`` (distinct ids, none at work), ``works[i]``
+        being client i's work."""
+        self.t_ref_s[clients] = self.now_s()  # idle time is not metered
+        self._proc.update(zip(clients.tolist(), works))
+
+    def switch_all(self, clients: np.ndarray, state: str, n_bits: float = 0.0,
+                   airtime_s: float = 0.0) -> None:
+        """:meth:`switch` of each of ``clients`` (distinct ids, all at work) in turn, with
+        a transfer's ``wall_s`` equal to its ``airtime_s``: the energy added to each
+        client's meter and to the round's total in the same order as the single calls."""
+        now, ids, busy = self.now_s(), clients.tolist(), self._busy_w
+        power_w = np.array([busy.get(c, np.nan) for c in ids])
+        spent = power_w * (now - self.t_ref_s[clients])  # nan: idle until now (not metered)
+        settled = ~np.isnan(spent)
+        self.used_j[clients[settled]] += spent[settled]
+        new_w, lump_j = self.power.state_w(state, n_bits, airtime_s)
+        terms = spent
+        if lump_j is not None:
+            self.used_j[clients] += lump_j
+            terms = np.column_stack([spent, np.full(len(ids), lump_j)]).ravel()
+        terms = terms[~np.isnan(terms)]
+        if terms.size:  # a running sum, one term after the other
+            self._round_j = float(np.add.accumulate(np.concatenate(([self._round_j], terms)))[-1])
+        self.t_ref_s[clients] = now
+        busy.update(dict.fromkeys(ids, new_w))
 

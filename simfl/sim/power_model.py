@@ -41,6 +41,7 @@ class PowerModel:
         watts, per_bit = (e.tx_w, e.tx_j_per_bit) if state == "tx" else (e.rx_w, e.rx_j_per_bit)
         if watts is not None:
             return watts, None
+        assert per_bit is not None, "Energy sets one of each state's pair"
         if airtime_s > 0:
             return n_bits * per_bit / airtime_s, None
         return 0.0, n_bits * per_bit
@@ -57,4 +58,7 @@ class PowerModel:
         """Power of a contention transmission: ``tx_w``, or with ``tx_j_per_bit`` the bits
         that the uplink's nominal ``tx_rate_bps`` carries per second."""
         e = self.energy
-        return e.tx_w if e.tx_w is not None else e.tx_j_per_bit * self.tx_rate_bps
+        if e.tx_w is not None:
+            return e.tx_w
+        assert e.tx_j_per_bit is not None, "Energy sets tx_w or tx_j_per_bit"
+        return e.tx_j_per_bit * self.tx_rate_bps

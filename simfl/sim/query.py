@@ -13,13 +13,15 @@ from __future__ import annotations
 
 from typing import Generator
 
+import numpy as np
 import simpy
 
+from simfl.sim.clock import LateEvents
 from simfl.sim.device import Devices
 
 
 def device_query(devices: Devices, client: int, round: int, work_samples: float,
-                 reply_bytes: int, stream: str) -> Generator:
+                 reply_bytes: int, stream: str) -> Generator[simpy.Event, object, int | None]:
     """SimPy process: download, process ``work_samples`` samples, upload ``reply_bytes``."""
     env, log = devices.env, devices.log
     try:
@@ -37,3 +39,36 @@ def device_query(devices: Devices, client: int, round: int, work_samples: float,
     except simpy.Interrupt:
         log(env.now, f"{stream}_lost", round, client, "late")
         return None
+
+
+def run_query(devices: Devices, late: LateEvents, round: int, clients: np.ndarray,
+              work_samples: np.ndarray, reply_bytes: int, stream: str,
+              deadline_s: float) -> np.ndarray:
+    """Ask ``clients`` something and wait for their answers; return who answered (sorted).
+
+    Each client gets the model on the downlink, processes ``work_samples[client]``
+    samples at its speed and sends ``reply_bytes`` on the uplink (with ARQ, channel
+    streams tagged ``stream``). The server waits until every answer is in or lost,
+    at most ``deadline_s``; the clock advances by that wait. Assumes the asked
+    clients are reachable (availability is the caller's choice); no energy is
+    charged.
+    """
+    env = devices.env
+    t_start = env.now
+    procs = [env.process(device_query(devices, int(c), round, float(work_samples[c]),
+                                      reply_bytes, stream)) for c in clients]
+    devices.log(t_start, f"{stream}_open", round, -1, f"{len(procs)} asked")
+
+    def wait() -> Generator[simpy.Event, object, None]:
+        if procs:
+            yield env.all_of(procs) | late.timeout(deadline_s)
+        busy = [p for p in procs if p.is_alive]
+        for proc in busy:
+            proc.interrupt("deadline")
+        if busy:
+            yield env.all_of(busy)
+
+    env.run(until=env.process(wait()))
+    answered = np.array(sorted(p.value for p in procs if p.value is not None), dtype=np.int64)
+    devices.log(env.now, f"{stream}_close", round, -1, f"{len(answered)} answered")
+    return answered

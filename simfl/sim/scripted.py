@@ -26,7 +26,7 @@ class ScriptedErasureLink(channel.Link):
         self._attempts: dict[int, int] = {}
 
     def _lost(self, t_s: float, airtime_s: float, snr: float | None, client: int,
-              rng: np.random.Generator) -> bool:
+              rng: np.random.Generator | None) -> bool:
         attempt = self._attempts.get(client, 0)
         self._attempts[client] = attempt + 1
         return self.cfg.loses(client, attempt)

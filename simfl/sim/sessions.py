@@ -12,9 +12,12 @@ outside the session are simply not online; they are never drawn or simulated.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from simfl.core.config import Sessions
+from simfl.sim.availability import AvailabilityModel
 
 
 class SessionOnline:
@@ -30,23 +33,26 @@ class SessionOnline:
         Registered clients (groups are blocks of consecutive ids).
     """
 
-    def __init__(self, inner, cfg: Sessions, n_clients: int) -> None:
+    def __init__(self, inner: AvailabilityModel, cfg: Sessions, n_clients: int) -> None:
         self.inner = inner
         self.cfg = cfg
         self.groups = cfg.client_groups(n_clients)
 
     def members(self, session: int) -> np.ndarray:
         """Bool mask of the clients admitted in ``session``."""
-        return self.groups == self.cfg.group_of(session)
+        mask: np.ndarray = self.groups == self.cfg.group_of(session)
+        return mask
 
     def online(self, round: int, t_s: float) -> np.ndarray:
-        return self.inner.online(round, t_s) & self.members(self.cfg.session_at(round, t_s))
+        mask: np.ndarray = self.inner.online(round, t_s) & self.members(
+            self.cfg.session_at(round, t_s))
+        return mask
 
     def offline_at(self, clients: np.ndarray) -> np.ndarray:
         """When each online client goes offline: the wrapped model's answer (a session's
         end does not interrupt a round)."""
         return self.inner.offline_at(clients)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         # anything else the simulation asks of an availability model is the wrapped one's
         return getattr(self.inner, name)

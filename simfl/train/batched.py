@@ -291,7 +291,7 @@ def executor_class(name: str, net, device: torch.device) -> type[Executor]:
     ``inline`` and ``batched`` are taken as asked (``batched`` trains a model it cannot
     stack one job at a time anyway). ``auto`` decides per model from measurements (one
     CPU thread, one submission of 10 or 100 clients of 40 mnist5k or digits samples,
-    batch 32, one epoch; ``analysis/bench.py`` repeats them):
+    batch 32, one epoch; ``benchmarks/bench.py`` repeats them):
 
     * dense nets (``logreg``, ``mlp``): batched, 2 to 5 times faster than inline from a
       few clients up (the per-step overhead of a small network is shared);
@@ -300,9 +300,9 @@ def executor_class(name: str, net, device: torch.device) -> type[Executor]:
       (FedAvg's CNN: about 47 ms per client at 61 GFLOP/s, the one-thread matmul peak
       being 91), and the grouped convolutions that stack clients were slower: median
       723 against 469 ms for 10 clients of ``cnn``, 7.0 against 4.8 s for 100
-      (``analysis/bench.py``, cnn workload). For ``lenet5``, whose convolutions are
+      (``benchmarks/bench.py``, cnn workload). For ``lenet5``, whose convolutions are
       small, the two were level within the noise of a shared machine (batched 0.97 to
-      1.31 times inline's speed, ``analysis/bench_executors.py --model lenet5``);
+      1.31 times inline's speed, ``benchmarks/bench_executors.py --model lenet5``);
       ``torch.func.vmap(grad(...))`` was slower still: one step of 10 clients at batch 32,
       interleaved, on one loaded core: per-client loop 1.7-2.4 s, grouped 2.2-3.0 s,
       vmap 2.7-3.3 s. A profile of inline training (10 clients, one thread) spends 29%

@@ -41,3 +41,21 @@ class Evaluator:
                     correct += (out.argmax(dim=1) == y).sum()
         accuracy = float(correct) / n if classify else float("nan")
         return accuracy, float(loss_sum) / n
+
+    def class_accuracy(self, params: Params, n_classes: int) -> tuple[float, ...]:
+        """Accuracy of ``params`` on the test samples of each class 0 … ``n_classes`` - 1.
+
+        Entry k is the fraction of test samples labelled k that the model labels k (NaN
+        when the test split holds no sample of class k, and for real-valued targets).
+        """
+        if self.y.is_floating_point():
+            return (float("nan"),) * n_classes
+        correct = torch.zeros(n_classes, dtype=torch.int64, device=self.y.device)
+        with torch.no_grad():
+            for start in range(0, len(self.y), self.chunk_rows):
+                x, y = self.x[start:start + self.chunk_rows], self.y[start:start + self.chunk_rows]
+                hit = self.net.forward(params, x).argmax(dim=1) == y
+                correct += torch.bincount(y[hit], minlength=n_classes)[:n_classes]
+        total = torch.bincount(self.y, minlength=n_classes)[:n_classes]
+        return tuple(float(c) / float(t) if t > 0 else float("nan")
+                     for c, t in zip(correct.tolist(), total.tolist()))

@@ -24,6 +24,9 @@ SUITES = {
     "local_rules": ("contracts/test_training_contracts.py", 'kinds("local_rules")'),
     "lr_schedules": ("contracts/test_training_contracts.py", 'kinds("lr_schedules")'),
     "initialisers": ("contracts/test_training_contracts.py", 'kinds("initialisers")'),
+    "server_modes": ("test_async.py", 'REGISTRIES["server_modes"]'),
+    "server_optimizers": ("contracts/test_server_optimizer_contracts.py",
+                          'kinds("server_optimizers")'),
 }
 
 

@@ -17,6 +17,9 @@ from simfl.core.config.scenario import Scenario, apply_overrides, load_scenario,
 from simfl.core.config.server import (Aggregator, ConstantLr, CVaR, ExponentialLr, FedAR,
                                       FedAvg, FedAvgIS, FedAvgS, FedAvgSWait, FedLaAvg, FedProx,
                                       FedVARP, InverseRoundLr, LrSchedule, Mifa, Scaffold, Server)
+from simfl.core.config.server import AsyncMode, BufferedMode, ServerMode, SyncMode
+from simfl.core.config.server import (FedAdagrad, FedAdam, FedAvgM, FedYogi, NoServerOptimizer,
+                                      ServerOptimizer, ServerSgd)
 from simfl.core.config.sampler import (AllAvailable, FedGS, LongestAbsent, Md, PowerOfChoice,
                                        Sampler, Uniform, WaitGroup)
 from simfl.core.config.dataset import (Blobs, Cifar10, Cifar100, Dataset, Digits, Idx, Leaf,
@@ -45,4 +48,7 @@ __all__ = [
     "Cifar10", "Cifar100", "Idx", "Leaf", "Npz",
     "ScriptedAvailability", "ScriptedErasureChannel", "ScriptedMac",
     "CharLstm", "Cnn", "Lenet5",
+    "AsyncMode", "BufferedMode", "ServerMode", "SyncMode",
+    "FedAdagrad", "FedAdam", "FedAvgM", "FedYogi", "NoServerOptimizer", "ServerOptimizer",
+    "ServerSgd",
 ]

@@ -23,6 +23,15 @@ class Run(Node):
     time), ``auto`` picks per model what measured faster: batched for ``logreg`` and
     ``mlp``, inline for ``cnn`` and ``lenet5`` on a CPU (their convolutions already
     keep a core busy) and batched on a GPU, inline for ``char_lstm``.
+
+    ``checkpoint_every_rounds``: after every that many rounds, the run's state is written
+    to its folder's ``checkpoint/`` (atomically; the previous one is replaced), and
+    ``simfl resume FOLDER`` continues a run that was stopped from its latest one, with
+    the same tables as an uninterrupted run. Null: no checkpoints.
+
+    ``per_class_accuracy``: ``evals.csv`` gains the columns ``acc_class_0`` …
+    ``acc_class_{C-1}``, the accuracy on the test samples of each of the C classes
+    (training runs only; off by default, so the table keeps its usual columns).
     """
 
     exclusive = (("eval_every_rounds", "eval_every_s"),)
@@ -36,9 +45,12 @@ class Run(Node):
     executor: Literal["auto", "inline", "batched"] = "auto"
     device: Literal["cpu", "cuda", "auto"] = "cpu"
     events: bool = False
+    checkpoint_every_rounds: int | None = None
+    per_class_accuracy: bool = False
 
     def validate(self) -> None:
-        positive(self, "rounds", "horizon_s", "eval_every_rounds", "eval_every_s")
+        positive(self, "rounds", "horizon_s", "eval_every_rounds", "eval_every_s",
+                 "checkpoint_every_rounds")
         require(self.rounds is not None or self.horizon_s is not None, "rounds", self.rounds,
                 "a positive integer when horizon_s is null")
         require(self.eval_every_rounds is None or self.eval_every_s is None, "eval_every_s",

@@ -73,6 +73,17 @@ class Scenario(Node):
             require(self.population.sessions is None, "population.sessions",
                     "a sessions table", "none with server.algorithm.late_policy = 'store' (a "
                     "session restarts the model; a late update from the last one has no place)")
+        mode = self.server.mode.kind
+        if mode != "sync":  # async, buffered: no rounds
+            require(self.network.mac.kind == "ideal", "network.mac.kind", self.network.mac.kind,
+                    f"ideal with server.mode = {mode!r} (a shared MAC resolves its contention "
+                    "round by round)")
+            require(self.population.sessions is None, "population.sessions",
+                    "a sessions table", f"none with server.mode = {mode!r} (a session "
+                    "restarts the model in rounds)")
+            require(self.run.checkpoint_every_rounds is None, "run.checkpoint_every_rounds",
+                    self.run.checkpoint_every_rounds, f"null with server.mode = {mode!r} "
+                    "(checkpoints are taken between the rounds of sync mode)")
 
 
 def parse_override(text: str) -> tuple[str, Any]:

@@ -32,8 +32,8 @@ Workloads (each arm runs in its own child process, so its peak memory is its own
 
 Run it quietly (nothing else on the machine), from the repository root::
 
-    /work/venv-bench/bin/python analysis/bench.py            # everything, about 10 minutes
-    python analysis/bench.py --quick --arms simfl_batched,plain   # a smoke test
+    /work/venv-bench/bin/python benchmarks/bench.py            # everything, about 10 minutes
+    python benchmarks/bench.py --quick --arms simfl_batched,plain   # a smoke test
 
 Every simfl run is checked for ``trained_updates == aggregated_updates``. The
 harness measures; it asserts nothing else.

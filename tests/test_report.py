@@ -1,0 +1,251 @@
+"""The reproduction report (analysis/report.py): its statistics and verdict rule on
+hand-made numbers, and the whole report on small campaign folders written by hand (no
+training)."""
+
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from simfl.core.errors import SimflError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_report():
+    spec = importlib.util.spec_from_file_location("report_under_test",
+                                                  ROOT / "analysis" / "report.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+report = load_report()
+
+
+# ---------------------------------------------------------------------------------
+# statistics and the verdict rule
+
+
+def test_mean_ci_by_hand():
+    # 1, 2, 3: mean 2, s = 1, t(0.975, 2) = 4.302653 -> half-width 4.302653 / sqrt(3)
+    ci = report.mean_ci([1.0, 2.0, 3.0])
+    assert (ci.mean, ci.n) == (2.0, 3)
+    assert ci.half == pytest.approx(2.4841377, abs=1e-6)
+    assert ci.lo == pytest.approx(2.0 - 2.4841377, abs=1e-6)
+    # two values: t(0.975, 1) = 12.706205, s = |a - b| / sqrt(2)
+    ci = report.mean_ci([0.5, 0.7])
+    assert ci.half == pytest.approx(12.706205 * (0.2 / math.sqrt(2)) / math.sqrt(2), rel=1e-6)
+
+
+def test_mean_ci_of_one_value_none_and_nan():
+    one = report.mean_ci([0.25, math.nan, None])
+    assert (one.mean, one.lo, one.hi, one.n) == (0.25, 0.25, 0.25, 1)
+    assert one.text() == "0.250 (1 seed)"
+    assert report.mean_ci([]).n == 0 and report.mean_ci([]).text() == "-"
+
+
+def test_paired_interval_above_zero_is_reproduced():
+    # differences 0.1, 0.12, 0.11 (steady): the paired interval excludes 0
+    a = {1: 0.9, 2: 0.92, 3: 0.91}
+    b = {1: 0.8, 2: 0.8, 3: 0.8}
+    c = report.compare("a > b", a, b)
+    assert c.diff.mean == pytest.approx(0.11)
+    assert c.diff.lo > 0
+    assert c.verdict == report.REPRODUCED
+
+
+def test_pairing_by_seed_finds_what_unpaired_intervals_miss():
+    # the arms' own intervals overlap (seed effects), the paired differences do not
+    a = {1: 0.5, 2: 0.7, 3: 0.9}
+    b = {1: 0.45, 2: 0.66, 3: 0.84}
+    c = report.compare("a > b", a, b)
+    assert c.better.lo < c.other.hi  # overlapping
+    assert c.verdict == report.REPRODUCED
+
+
+def test_mean_only_is_partly_and_wrong_side_is_not_reproduced():
+    noisy = report.compare("a > b", {1: 0.9, 2: 0.6}, {1: 0.7, 2: 0.7})
+    assert noisy.diff.mean > 0 and noisy.diff.lo < 0
+    assert noisy.verdict == report.PARTLY
+    worse = report.compare("a > b", {1: 0.6, 2: 0.6}, {1: 0.7, 2: 0.71})
+    assert worse.verdict == report.NOT_REPRODUCED
+    tie = report.compare("a > b", {1: 0.6, 2: 0.6}, {1: 0.6, 2: 0.6})
+    assert tie.verdict == report.NOT_REPRODUCED
+
+
+def test_one_paired_seed_is_at_most_partly():
+    assert report.compare("a > b", {1: 0.9}, {1: 0.1}).verdict == report.PARTLY
+
+
+def test_lower_is_better_flips_the_direction():
+    lower = report.compare("a < b", {1: 0.1, 2: 0.11, 3: 0.12}, {1: 0.5, 2: 0.52, 3: 0.5},
+                           higher_is_better=False)
+    assert lower.diff.mean > 0 and lower.verdict == report.REPRODUCED
+    assert report.compare("a < b", {1: 0.5, 2: 0.5}, {1: 0.1, 2: 0.1},
+                          higher_is_better=False).verdict == report.NOT_REPRODUCED
+
+
+def test_unpaired_seeds_are_not_assessed():
+    c = report.compare("a > b", {1: 0.9, 2: 0.9}, {3: 0.1, 4: 0.1})
+    assert c.verdict == report.NOT_ASSESSED and c.diff.n == 0
+
+
+def verdicts(*names):
+    made = {report.REPRODUCED: ({1: 1.0, 2: 1.1}, {1: 0.0, 2: 0.1}),
+            report.PARTLY: ({1: 0.9, 2: 0.6}, {1: 0.7, 2: 0.7}),
+            report.NOT_REPRODUCED: ({1: 0.0, 2: 0.0}, {1: 1.0, 2: 1.0})}
+    out = [report.compare(f"c{i}", *made[v]) for i, v in enumerate(names)]
+    assert [c.verdict for c in out] == list(names)
+    return out
+
+
+def test_a_claim_of_several_comparisons():
+    R, P, N = report.REPRODUCED, report.PARTLY, report.NOT_REPRODUCED
+    assert report.overall(verdicts(R, R))[0] == R
+    assert report.overall(verdicts(N, N))[0] == N
+    verdict, reason = report.overall(verdicts(R, P, N))
+    assert verdict == P
+    assert reason.startswith("1 of 3 comparisons reproduced, 1 hold in the mean only, 1 do not")
+    assert "against: c2" in reason
+    assert report.overall(verdicts(P, P))[0] == P
+    assert report.overall([])[0] == report.NOT_ASSESSED
+
+
+# ---------------------------------------------------------------------------------
+# per-paper measures on hand-made tables
+
+
+def test_example1_closed_form():
+    # the values of tests/analytic/test_fedlaavg_example1.py
+    assert report.example1_limit(0.1, 1, 3) == pytest.approx(0.82655827, abs=1e-8)
+    assert report.example1_limit(0.05, 1, 3) == pytest.approx(0.271 / 0.3439, abs=1e-10)
+    assert report.example1_objective(0.5) == 0.25
+
+
+def write_run(folder, scenario, evals, summary=None, events=None, labels=None):
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({"scenario": scenario,
+                                                    "seed": scenario["seed"]}))
+    header = list(evals)
+    lines = [",".join(header)] + [",".join(repr(float(v)) for v in row)
+                                  for row in zip(*evals.values())]
+    (folder / "evals.csv").write_text("\n".join(lines) + "\n")
+    (folder / "summary.json").write_text(json.dumps(summary or {"wall_time_s": 1.0}))
+    if events is not None:
+        rows = ["t_s,kind,round,client,detail"] + [f"0.0,{k},{r},{c}," for k, r, c in events]
+        (folder / "events.csv").write_text("\n".join(rows) + "\n")
+    if labels is not None:
+        (folder / "client_labels.json").write_text(json.dumps(
+            {"n_classes": len(labels[0]), "counts": labels}))
+    return report.RunInfo(folder, scenario["name"], scenario["seed"], scenario)
+
+
+def test_diurnal_swing_by_hand(tmp_path):
+    # period 4 rounds (period_rounds 2); 8 rounds; the second half is the period (4, 8]
+    acc = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.9, 0.6, 0.7]
+    run = write_run(tmp_path / "r", {"name": "x", "seed": 1, "population": {
+        "availability": {"period_rounds": 2}}}, {"round": range(9), "accuracy": acc})
+    swing, mean = report.diurnal_swing(run)
+    assert swing == pytest.approx(0.9 - 0.5)
+    assert mean == pytest.approx((0.5 + 0.9 + 0.6 + 0.7) / 4)
+
+
+def test_switch_scores_by_hand(tmp_path):
+    # sessions of 3 rounds, pilot session 0: session 1 restarts, 2 and 3 are warm starts
+    session = [0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
+    acc = [0.0, 0.1, 0.2, 0.3, 0.1, 0.2, 0.3, 0.5, 0.6, 0.7, 0.2, 0.4, 0.9]
+    run = write_run(tmp_path / "r", {"name": "x", "seed": 1, "population": {
+        "sessions": {"pilot_sessions": 1}}},
+        {"round": range(13), "accuracy": acc, "session": session})
+    scores = report.switch_scores(run)
+    assert list(scores) == [2, 3]
+    assert scores[2] == pytest.approx((0.5, 0.6, 0.7))
+    assert scores[3] == pytest.approx((0.2, 0.5, 0.9))
+
+
+def test_invite_variance_and_rare_class_by_hand(tmp_path):
+    events = [("invited", 0, 0), ("invited", 0, 1), ("arrived", 0, 1), ("invited", 1, 0)]
+    scenario = {"name": "x", "seed": 1, "task": {"n_clients": 3},
+                "network": {"mac": {"probs": [0.5, 0.4, 0.1]}}}
+    run = write_run(tmp_path / "r", scenario, {"round": [0], "accuracy": [0.1]},
+                    events=events, labels=[[0, 5, 1], [0, 0, 7], [6, 0, 0]])
+    assert report.invite_variance(run) == pytest.approx(np.var([2, 1, 0]))
+    # class weights: class 1 <- client 0 (0.5), class 2 <- client 1 (0.4), class 0 <- 0.1
+    assert report.rare_class(run) == 0
+
+
+def test_client_accuracies_weigh_the_class_accuracies(tmp_path):
+    run = write_run(tmp_path / "r", {"name": "x", "seed": 1},
+                    {"round": [0, 1], "accuracy": [0.0, 0.5], "acc_class_0": [0.0, 1.0],
+                     "acc_class_1": [0.0, 0.0]}, labels=[[3, 1], [0, 2]])
+    assert report.client_accuracies(run) == pytest.approx([0.75, 0.0])
+
+
+# ---------------------------------------------------------------------------------
+# the whole report on a campaign folder made by hand
+
+
+def fedlaavg_campaign(tmp_path, swing_fedlaavg):
+    folder = tmp_path / "fedlaavg"
+    folder.mkdir()
+    (folder / "study.json").write_text(json.dumps({
+        "study": "fedlaavg", "mode": "quick", "seeds": [1, 2, 3], "wall_time_s": 12.0,
+        "jobs": 1, "notes": {"t1": 1, "t2": 3}}))
+    for gamma in (0.1, 0.05):
+        for method, x in (("fedavg", report.example1_limit(gamma, 1, 3)), ("fedlaavg", 0.5)):
+            scenario = {"name": f"fedlaavg-example1-{method}", "seed": 1, "task": {"lr": gamma}}
+            write_run(folder / f"ex1-{method}-{gamma}", scenario,
+                      {"round": [0, 4], "accuracy": [math.nan, math.nan],
+                       "loss": [0.5, report.example1_objective(x)]})
+    rounds = np.arange(41)
+    for seed in (1, 2, 3):
+        for method, amplitude in (("fedavg", 0.3), ("fedlaavg", swing_fedlaavg)):
+            # a square wave of the day/night period (20 rounds) around 0.6, plus a seed offset
+            acc = 0.6 + 0.01 * seed + amplitude / 2 * np.where((rounds // 10) % 2 == 0, 1, -1)
+            scenario = {"name": f"fedlaavg-diurnal-{method}", "seed": seed,
+                        "population": {"availability": {"period_rounds": 10}}}
+            write_run(folder / f"d-{method}-{seed}", scenario,
+                      {"round": rounds, "accuracy": acc, "loss": 1 - acc})
+    (folder / "unfinished").mkdir()
+    (folder / "unfinished" / "config.json").write_text(json.dumps({"scenario": {}}))
+    return folder
+
+
+def test_report_of_a_hand_made_campaign(tmp_path):
+    folder = fedlaavg_campaign(tmp_path, swing_fedlaavg=0.02)
+    path = report.write_report([folder], tmp_path / "out")
+    text = path.read_text()
+    assert (tmp_path / "out" / "figures" / "fedlaavg.png").is_file()
+    assert "(figures/fedlaavg.png)" in text
+    assert "10 finished runs (1 unfinished)" in text
+    table = text.split("## Verdicts")[1].split("## How")[0]
+    rows = [line for line in table.splitlines() if line.startswith("| FedLaAvg")]
+    assert len(rows) == 2
+    assert "**reproduced**" in rows[0]  # Example 1: the losses are the closed form's
+    assert "**reproduced**" in rows[1]  # swing 0.02 < 0.3 in every seed
+    # the swing of a square wave of amplitude A is A; its interval is exact (no spread)
+    assert "| fedavg | 0.300 ± 0.000 |" in text
+
+
+def test_a_claim_that_fails_is_reported_as_such(tmp_path):
+    folder = fedlaavg_campaign(tmp_path, swing_fedlaavg=0.5)
+    text = report.write_report([folder], tmp_path / "out").read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| FedLaAvg")]
+    assert "**not reproduced**" in rows[1]
+    assert "0 of 1 comparisons reproduced, 0 hold in the mean only, 1 do not hold" in rows[1]
+
+
+def test_the_report_needs_a_study_folder(tmp_path, capsys):
+    with pytest.raises(SimflError, match="study.json is missing"):
+        report.write_report([tmp_path], tmp_path / "out")
+    assert report.main([str(tmp_path), "--out", str(tmp_path / "out")]) == 2
+    assert "study.json is missing" in capsys.readouterr().err
+    (tmp_path / "study.json").write_text(json.dumps({"study": "nope"}))
+    with pytest.raises(SimflError, match="unknown study 'nope'"):
+        report.write_report([tmp_path], tmp_path / "out")

@@ -286,10 +286,12 @@ def scale_scenario(n_clients: int, contending: int, rounds: int, mac: str):
         task=simfl.Task(dataset=simfl.Synthetic(), partition=simfl.Iid(), n_clients=n_clients),
         server=simfl.Server(clients_per_round=contending, deadline_s=60.0),
         run=simfl.Run(rounds=rounds, timing_only=True))
-    if mac == "slotted_aloha" and mac in registry("macs"):
+    if mac.startswith("slotted_aloha") and "slotted_aloha" in registry("macs"):
+        contention = "vectorised" if mac.endswith("_vectorised") else "per_event"
         scenario = apply_overrides(scenario, [parse_override(s) for s in (
             "network.mac.kind=slotted_aloha", f"network.mac.access_prob={1.0 / contending}",
-            "network.mac.slot_s=0.001", "network.mac.channels=4")])
+            "network.mac.slot_s=0.001", "network.mac.channels=4",
+            f"network.mac.contention={contention}")])
     return scenario
 
 
@@ -590,8 +592,10 @@ def main() -> None:
     parser.add_argument("--scale-rounds", type=int, default=100)
     parser.add_argument("--scale-clients", type=int, default=10**6)
     parser.add_argument("--scale-contending", type=int, default=10**4)
-    parser.add_argument("--scale-mac", default="slotted_aloha", choices=("slotted_aloha", "ideal"),
-                        help="uplink access of the scale workload (ideal if aloha is not registered)")
+    parser.add_argument("--scale-mac", default="slotted_aloha",
+                        choices=("slotted_aloha", "slotted_aloha_vectorised", "ideal"),
+                        help="uplink access of the scale workload (ideal if aloha is not "
+                             "registered; _vectorised: the cohort contention model)")
     parser.add_argument("--gpu-device", default="cuda", help="device of the gpu workload")
     parser.add_argument("--cnn-repeats", type=int, default=3,
                         help="measured repetitions of each cnn cell (after one warm-up)")

@@ -25,6 +25,7 @@ from simfl.core.config.network import SlottedAlohaMac
 from simfl.core.records import MacSlots
 from simfl.core.rng import RngTree
 from simfl.sim.access import GRID_EPS, IdealAccess, OnTransmit, per_client
+from simfl.sim.aloha_cohort import CohortContention, contend
 from simfl.sim.aloha_data import DataChannels
 from simfl.sim.aloha_queue import NEVER, NextSlots, after
 from simfl.sim.aloha_tally import SlotTally
@@ -112,6 +113,16 @@ class SlottedAloha(IdealAccess):
         event = self._waiting[client] = None if self.driver is not None else self.env.event()
         self._schedule(start + first)
         return event
+
+    def settle_cohort(self, clients: np.ndarray, ready_s: np.ndarray, close_s: float
+                      ) -> CohortContention:
+        """Resolve at once the contention of ``clients`` ready at ``ready_s``, this round's
+        only contenders, up to ``close_s`` (see :mod:`simfl.sim.aloha_cohort`)."""
+        race = contend(self.cfg, self.p[clients], ready_s, close_s, self._rng)
+        self.tx_slots[clients] += race.n_tx
+        self.collisions[clients] = race.n_collided
+        self.tally.slot_stats = race.slot_stats
+        return race
 
     def wall_time_s(self, client: int, t_s: float, airtime_s: float) -> float:
         """Parallel data phase: the airtime. Serialised: the wait for the data channel

@@ -201,6 +201,20 @@ class InfiniteEnergy(EnergyMeter):
         self.t_ref_s[client] = now_s
         del self._proc[client]
 
+    def finish_all(self, clients: np.ndarray, t_switch_s: np.ndarray, then_j: np.ndarray,
+                   t_end_s: np.ndarray) -> None:
+        """End the round work of ``clients`` (distinct ids, all at work): each stays in
+        its state until ``t_switch_s``, then spends ``then_j`` more, and stops at
+        ``t_end_s`` (a whole cohort's remaining work summed at once)."""
+        ids, busy = clients.tolist(), self._busy_w
+        power_w = np.array([busy.pop(c) for c in ids])
+        spent = power_w * (t_switch_s - self.t_ref_s[clients]) + then_j
+        self.used_j[clients] += spent
+        self._round_j += float(spent.sum())
+        self.t_ref_s[clients] = t_end_s
+        for c in ids:
+            del self._proc[c]
+
     # ---- a cohort at once: the same numbers as one call per client, in client order
 
     def begin_all(self, clients: np.ndarray, works: Sequence[Work]) -> None:

@@ -26,6 +26,7 @@ from simfl.core.records import Arrival, EventKind, Missing, MissingReason
 from simfl.sim.access import IdealAccess
 from simfl.sim.aloha import SlottedAloha
 from simfl.sim.channel import Link
+from simfl.sim.cohort_round import run_cohort
 from simfl.sim.device import Devices
 from simfl.sim.energy_source import InfiniteEnergy
 
@@ -75,6 +76,7 @@ class FastRound:
         self.now_s = 0.0
         self._heap: list[tuple[float, int, int, int]] = []  # slot ends due, between rounds
         self._order = itertools.count()
+        self._decided: list[tuple[int, bool]] = []  # decisions of the slot end being settled
 
     def covers(self, started_alone: bool) -> bool:
         """Whether the next round can run here; ``started_alone``: no over-selection, no
@@ -109,8 +111,20 @@ class FastRound:
         heapq.heappush(self._heap, (self.now_s + delay_s, next(self._order), _WAKE, slot))
 
     def decide(self, client: int, granted: bool) -> None:
-        heapq.heappush(self._heap, (self.now_s, next(self._order),
-                                    _GRANTED if granted else _REFUSED, client))
+        self._decided.append((client, granted))
+
+    def _take_decisions(self) -> list[tuple[int, bool]]:
+        """The decisions of the slot end just settled that run now, in order: all of them
+        when nothing else is due now (they would be the next entries off the heap);
+        otherwise they go onto the heap behind what is due, and none runs now."""
+        decided, self._decided = self._decided, []
+        heap, now_s = self._heap, self.now_s
+        if heap and heap[0][0] <= now_s:
+            for client, granted in decided:
+                heapq.heappush(heap, (now_s, next(self._order),
+                                      _GRANTED if granted else _REFUSED, client))
+            return []
+        return decided
 
     # ---- the round
 
@@ -121,6 +135,10 @@ class FastRound:
         d = self.devices
         env, mac, meter, log = d.env, d.mac, d.energy, d.log
         assert isinstance(meter, InfiniteEnergy)
+        if isinstance(mac, SlottedAloha) and mac.cfg.contention == "vectorised":
+            outcomes, self.now_s = run_cohort(d, mac, [_IN_LOOP] * len(started), round,
+                                              started, deadline_s)
+            return outcomes, self.now_s
         t_invite = float(env.now)
         t_deadline = t_invite + deadline_s
         n_bits = 8 * d.model_bytes
@@ -149,6 +167,15 @@ class FastRound:
                 if kind == _WAKE:
                     assert aloha is not None
                     aloha.end_of_slot(who)
+                    for client, granted in self._take_decisions():
+                        if granted:
+                            self._upload(client, t_s, ul_s, tx_w)
+                        elif self._refused(round, client, t_s, outcome, len(ids)):
+                            t_close = t_s
+                            break
+                    else:
+                        continue
+                    break
                 elif kind == _DOWNLOADED:
                     meter.switch_all(started, "compute")
                     compute_s = d.compute_s[started].tolist()
@@ -164,13 +191,13 @@ class FastRound:
                         self._upload(who, t_s, ul_s, tx_w)
                 elif kind == _GRANTED:
                     self._upload(who, t_s, ul_s, tx_w)
+                elif kind == _REFUSED:
+                    if self._refused(round, who, t_s, outcome, len(ids)):
+                        t_close = t_s
+                        break
                 else:
-                    if kind == _ARRIVED:
-                        log(t_s, EventKind.ARRIVED, round, who, "")
-                        outcome[who] = Arrival(who, round, t_s, int(d.n_samples[who]))
-                    else:
-                        log(t_s, MissingReason.COLLIDED, round, who, "mac retry limit")
-                        outcome[who] = Missing(who, MissingReason.COLLIDED, t_s)
+                    log(t_s, EventKind.ARRIVED, round, who, "")
+                    outcome[who] = Arrival(who, round, t_s, int(d.n_samples[who]))
                     meter.stop(who, t_s)
                     if len(outcome) == len(ids):
                         t_close = t_s
@@ -190,6 +217,15 @@ class FastRound:
         self._heap = [entry for entry in heap if entry[2] == _WAKE]  # the clock keeps these
         heapq.heapify(self._heap)
         return [outcome[c] for c in ids], t_close
+
+    def _refused(self, round: int, client: int, t_s: float, outcome: dict[int, Outcome],
+                 n_started: int) -> bool:
+        """``client`` gave up contending at ``t_s``; whether everyone is now done."""
+        self.devices.log(t_s, MissingReason.COLLIDED, round, client, "mac retry limit")
+        outcome[client] = Missing(client, MissingReason.COLLIDED, t_s)
+        assert isinstance(self.devices.energy, InfiniteEnergy)
+        self.devices.energy.stop(client, t_s)
+        return len(outcome) == n_started
 
     def _upload(self, client: int, t_s: float, airtime_s: float, tx_w: float | None) -> None:
         d, meter = self.devices, self.devices.energy

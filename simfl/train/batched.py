@@ -48,10 +48,11 @@ import torch
 
 from simfl.core.records import ClientUpdate, TrainJob
 from simfl.train.executor import Executor, InlineExecutor, SummedUpdates, Weigh
-from simfl.train.local import StepRule, job_plans, plan_sizes
+from simfl.train.minibatch import job_plans, plan_sizes
 from simfl.train.models import Params
 from simfl.train.stacked_steps import ScratchBuffers, train_dense, train_stacked
 from simfl.train.step_plans import pad_plans
+from simfl.train.step_rule import StepRule
 
 
 class BatchedExecutor(Executor):

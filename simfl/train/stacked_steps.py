@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import torch
 
-from simfl.train.local import StepRule
 from simfl.train.models import Params
+from simfl.train.step_rule import StepRule
 
 
 class ScratchBuffers:

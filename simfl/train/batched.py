@@ -48,8 +48,11 @@ import torch
 
 from simfl.core.records import ClientUpdate, TrainJob
 from simfl.train.executor import Executor, InlineExecutor, SummedUpdates, Weigh
-from simfl.train.local import StepRule, job_plans, plan_sizes
+from simfl.train.minibatch import job_plans, plan_sizes
 from simfl.train.models import Params
+from simfl.train.stacked_steps import ScratchBuffers, train_dense, train_stacked
+from simfl.train.step_plans import pad_plans
+from simfl.train.step_rule import StepRule
 
 
 class BatchedExecutor(Executor):
@@ -66,12 +69,12 @@ class BatchedExecutor(Executor):
     #: went to memory); a GPU trains every job of a submission in one chunk
     cpu_chunk_bytes = 4 << 20
     #: on a CPU, clients of a ``stacked`` model (convolutional) trained together; see
-    #: :meth:`_train_stacked` for the measurement behind it
+    #: :func:`simfl.train.stacked_steps.train_stacked` for the measurement behind it
     cpu_stacked_clients = 10
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._buffers: dict[str, torch.Tensor] = {}
+        self._scratch = ScratchBuffers()
 
     def submit(self, jobs: Sequence[TrainJob], versions: dict[int, Params],
                weigh: Weigh | None = None) -> list[ClientUpdate]:
@@ -129,8 +132,9 @@ class BatchedExecutor(Executor):
                     for name in names}
         steps = self._pad_plans(samples, sizes, n_steps)
         rule = StepRule([job.payload for job in jobs], base, self.task.lr, self.task.weight_decay)
-        train = self._train if self.net.batching == "dense" else self._train_stacked
-        local, loss_sum = train(base, steps, rule)
+        train = train_dense if self.net.batching == "dense" else train_stacked
+        local, loss_sum = train(self.net, self.x, self.y, self.loss, self._scratch, base, steps,
+                                rule)
         extras = rule.extras(local, n_steps.tolist())
 
         mean_loss = (loss_sum.cpu().numpy() / np.maximum(n_steps, 1)).tolist()
@@ -155,134 +159,10 @@ class BatchedExecutor(Executor):
                              mean_loss[pos], extras[pos])
                 for pos, job in enumerate(jobs)]
 
-    def _scratch(self, name: str, shape: tuple[int, ...], like: torch.Tensor) -> torch.Tensor:
-        """A reused buffer of ``shape`` with the dtype and device of ``like`` (for the stack
-        being trained, a step's inputs): filling a fresh tensor cost about 10 times more
-        than filling a reused one (measured: 0.49 against 0.04 ms for a 3.8 MB chunk)."""
-        buf = self._buffers.get(name)
-        if buf is None or len(buf) < shape[0] or buf.shape[1:] != shape[1:]:
-            buf = self._buffers[name] = torch.empty(shape, dtype=like.dtype, device=like.device)
-        return buf[:shape[0]]
-
     def _pad_plans(self, samples: np.ndarray, sizes: np.ndarray, n_steps: np.ndarray):
-        """Per step: (number of active clients, global indices [K_t, B_t], weights [K_t, B_t]).
-
-        ``samples`` and ``sizes`` are the clients' plans back to back (client 0's batches,
-        then client 1's, ...), ``n_steps`` their numbers of batches, sorted longest first,
-        so the active clients of a step are a prefix of the stack. A padded slot repeats
-        the first sample of its batch and has weight 0.
-        """
-        total = int(n_steps[0]) if len(n_steps) else 0
-        if total == 0:
-            return []
-        k, width = len(n_steps), int(sizes.max())
-        client = np.repeat(np.arange(k), n_steps)  # of each batch
-        step = np.arange(len(sizes)) - np.repeat(np.cumsum(n_steps) - n_steps, n_steps)
-        first = np.cumsum(sizes) - sizes  # of each batch, into samples
-        index = np.zeros((total, k, width), dtype=np.int64)
-        weight = np.zeros((total, k, width), dtype=np.float64)
-        size = np.zeros((total, k), dtype=np.int64)
-        index[step, client] = samples[first][:, None]  # padding: the batch's first sample
-        size[step, client] = sizes
-        of = np.repeat(np.arange(len(sizes)), sizes)  # the batch of each sample
-        slot = np.arange(len(samples)) - first[of]
-        index[step[of], client[of], slot] = samples
-        weight[step[of], client[of], slot] = 1.0 / sizes[of]
-        index_dev = torch.from_numpy(index).to(self.device)
-        weight_dev = torch.from_numpy(weight).to(device=self.device, dtype=self.x.dtype)
-        active = (n_steps[None, :] > np.arange(total)[:, None]).sum(axis=1)
-        out = []
-        for t in range(total):
-            k_t = int(active[t])
-            b_t = int(size[t, :k_t].max())
-            out.append((k_t, index_dev[t, :k_t, :b_t], weight_dev[t, :k_t, :b_t]))
-        return out
-
-    def _train(self, base: Params, steps, rule: StepRule) -> tuple[Params, torch.Tensor]:
-        """The local rule on the stacked parameters; returns them and each client's summed loss.
-
-        The backward pass is written out (autograd only differentiates the loss with
-        respect to the logits): dz is the gradient at a layer's output, the weight's
-        gradient dz^T h and the bias's the sum of dz over the batch. When a step is plain
-        ``p -= lr * g`` (:attr:`StepRule.gradient_only`) it is fused into the matmul that
-        makes g (``baddbmm_`` into the weights), so no [K, out, in] gradient is ever
-        written: at 100 clients of an MLP 784-100-10 the stack is 32 MB, past the caches,
-        and each pass over it costs about as much as the matmuls themselves.
-        """
-        n_layers = len(self.net.widths) - 1
-        stacked = {name: self._scratch(name, p.shape, p).copy_(p) for name, p in base.items()}
-        weights = [stacked[f"layer{i}.weight"] for i in range(n_layers)]
-        biases = [stacked[f"layer{i}.bias"] for i in range(n_layers)]
-        k = len(weights[0])
-        loss_sum = torch.zeros(k, dtype=torch.float64, device=weights[0].device)
-        lr = rule.lr  # read only when the step is plain p -= lr * g, a single step size
-        for k_t, index, weight in steps:
-            with torch.no_grad():
-                # each layer's input, [K_t, B_t, n_in] (index_select into a reused buffer:
-                # 4x faster than x[index])
-                rows = index.reshape(-1)
-                gathered = self._scratch("x", (len(rows), self.x.shape[1]), self.x)
-                torch.index_select(self.x, 0, rows, out=gathered)
-                inputs = [gathered.view(*index.shape, -1)]
-                for i in range(n_layers):
-                    z = torch.baddbmm(biases[i][:k_t].unsqueeze(1), inputs[-1],
-                                      weights[i][:k_t].transpose(1, 2))
-                    if i + 1 < n_layers:
-                        inputs.append(z.clamp_min_(0.0))
-            logits = z.requires_grad_(True)
-            with torch.enable_grad():
-                per_client = (self.loss(logits, self.y[index]) * weight).sum(dim=1)
-                (dz,) = torch.autograd.grad(per_client.sum(), logits)
-            losses = per_client.detach()
-            loss_sum[:k_t] += losses
-            coef = rule.coefficients(losses)
-            if coef is not None:
-                dz.mul_(coef.view(-1, 1, 1))
-            with torch.no_grad():
-                for i in reversed(range(n_layers)):
-                    w, b, h = weights[i][:k_t], biases[i][:k_t], inputs[i]
-                    dh = torch.bmm(dz, w) if i > 0 else None  # before w changes
-                    if rule.gradient_only:
-                        w.baddbmm_(dz.transpose(1, 2), h, alpha=-lr)
-                        b.sub_(dz.sum(dim=1), alpha=lr)
-                    else:
-                        rule.descend(f"layer{i}.weight", w, torch.bmm(dz.transpose(1, 2), h))
-                        rule.descend(f"layer{i}.bias", b, dz.sum(dim=1))
-                    if dh is not None:
-                        dz = dh.mul_(h > 0)  # ReLU: h = relu(z) > 0 exactly where z > 0
-            rule.advance(losses)
-        return stacked, loss_sum
-
-    def _gather(self, index: torch.Tensor) -> torch.Tensor:
-        """The samples at ``index`` ([K_t, B_t]) as ``[K_t, B_t, features]``, in a reused buffer."""
-        rows = index.reshape(-1)
-        gathered = self._scratch("x", (len(rows), self.x.shape[1]), self.x)
-        torch.index_select(self.x, 0, rows, out=gathered)
-        return gathered.view(*index.shape, -1)
-
-    def _train_stacked(self, base: Params, steps, rule: StepRule) -> tuple[Params, torch.Tensor]:
-        """The local rule on stacked parameters of a model with ``stacked_forward``.
-
-        One forward pass for the active clients (:meth:`ConvNet.stacked_forward`: grouped
-        convolutions and batched matrix products), autograd for the gradient of the sum
-        of their mean losses (client k's parameters reach only client k's loss, so each
-        gets the gradient of its own), then :meth:`StepRule.step` on the stack.
-        """
-        names = list(base)
-        stacked = {name: self._scratch(name, p.shape, p).copy_(p) for name, p in base.items()}
-        k = len(stacked[names[0]])
-        loss_sum = torch.zeros(k, dtype=torch.float64, device=self.x.device)
-        for k_t, index, weight in steps:
-            x = self._gather(index)
-            active = [stacked[name][:k_t].detach().requires_grad_(True) for name in names]
-            with torch.enable_grad():
-                logits = self.net.stacked_forward(dict(zip(names, active)), x)
-                per_client = (self.loss(logits, self.y[index]) * weight).sum(dim=1)
-                grads = torch.autograd.grad(per_client.sum(), active)
-            losses = per_client.detach()
-            loss_sum[:k_t] += losses
-            rule.step([(name, stacked[name][:k_t], g) for name, g in zip(names, grads)], losses)
-        return stacked, loss_sum
+        """Per step: (number of active clients, global indices [K_t, B_t], weights [K_t, B_t])
+        on this executor's device (:func:`simfl.train.step_plans.pad_plans`)."""
+        return pad_plans(samples, sizes, n_steps, self.device, self.x.dtype)
 
 
 def executor_class(name: str, net, device: torch.device) -> type[Executor]:

@@ -12,7 +12,8 @@ from simfl.core.config import Task
 from simfl.core.records import ClientUpdate, TrainJob
 from simfl.core.rng import RngTree
 from simfl.train.data import FederatedData
-from simfl.train.local import Penalty, job_plans, sample_loss, sgd
+from simfl.train.local import Penalty, sample_loss, sgd
+from simfl.train.minibatch import job_plans
 from simfl.train.models import Net, Params
 from simfl.core.records import SummedUpdates  # noqa: F401  (re-exported)
 

@@ -160,10 +160,8 @@ KNOWN_OFFENDERS = {
     "simfl.campaign.coordinator", "simfl.cli", "simfl.core.config.availability",
     "simfl.core.config.dataset", "simfl.core.config.network", "simfl.core.config.node",
     "simfl.core.datafiles", "simfl.core.records", "simfl.metrics.curves", "simfl.preflight",
-    "simfl.sim.aloha", "simfl.sim.battery", "simfl.sim.simulation", "simfl.train.batched",
-    "simfl.train.local", "simfl.train.models",
+    "simfl.sim.aloha", "simfl.sim.battery", "simfl.sim.simulation",
     "simfl.sim.aloha:SlottedAloha", "simfl.sim.battery:Batteries",
-    "simfl.train.batched:BatchedExecutor",
 }
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from simfl.core.errors import ConfigError
-from simfl.metrics.curves import (BANDS, TIME_UNITS_S, X_AXES, build_lines, find_runs,
-                                  metric_table, read_run)
+from simfl.metrics.curves import BANDS, TIME_UNITS_S, X_AXES, build_lines
+from simfl.metrics.run_folders import find_runs, metric_table, read_run
 
 #: characters per line of a legend label (longer ones wrap)
 LABEL_WIDTH = 60

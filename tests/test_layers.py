@@ -159,7 +159,7 @@ SIZES = _module_sizes()
 KNOWN_OFFENDERS = {
     "simfl.campaign.coordinator", "simfl.cli", "simfl.core.config.availability",
     "simfl.core.config.dataset", "simfl.core.config.network", "simfl.core.config.node",
-    "simfl.core.datafiles", "simfl.core.records", "simfl.metrics.curves", "simfl.preflight",
+    "simfl.core.datafiles", "simfl.core.records",
     "simfl.sim.aloha", "simfl.sim.battery", "simfl.sim.simulation",
     "simfl.sim.aloha:SlottedAloha", "simfl.sim.battery:Batteries",
 }

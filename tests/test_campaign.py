@@ -14,7 +14,7 @@ import pytest
 
 import simfl
 from simfl.campaign import CampaignError, sweep
-from simfl.campaign import coordinator as sweep_module
+from simfl.campaign import scheduling as sweep_module
 from simfl.campaign.grid import expand, folder_name, parse_grid, parse_seeds, run_id, short_keys
 from simfl.campaign.index import CampaignIndex
 from simfl.campaign.results import csv_table, results, table, text_table

@@ -1,0 +1,97 @@
+"""``simfl run``, ``simfl resume`` and ``simfl validate``: one scenario, from its script
+and the command line's overrides, checked, or run (or resumed) into its run folder with
+a one-line summary."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from simfl.cli.progress import Progress
+from simfl.core.config import Scenario, apply_overrides, load_scenario, parse_override
+from simfl.core.errors import SimflError
+from simfl.plugins import warn_failed_plugins
+
+
+def _scenario_from_args(args: argparse.Namespace) -> Scenario:
+    warn_failed_plugins(args.command, sys.stderr.write)
+    try:
+        scenario = load_scenario(args.scenario)
+    except SimflError:
+        raise
+    except Exception as err:  # the user's script failed to import or to build
+        raise SimflError(f"could not load scenario {args.scenario!r}: "
+                         f"{type(err).__name__}: {err}") from None
+    overrides = [parse_override(text) for text in args.set or []]
+    if getattr(args, "seed", None) is not None:
+        overrides.append(("seed", args.seed))
+    if getattr(args, "timing_only", False):
+        overrides.append(("run.timing_only", True))
+    if getattr(args, "events", False):
+        overrides.append(("run.events", True))
+    return apply_overrides(scenario, overrides)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from simfl.preflight import preflight
+
+    scenario = _scenario_from_args(args)
+    preflight(scenario)
+    print(json.dumps(scenario.to_dict(), indent=2))
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from simfl.core.config.scenario import resolve_scenario_path
+    from simfl.metrics.rundir import write_provenance
+
+    started_at = time.time()
+    scenario = _scenario_from_args(args)
+    from simfl.experiment import run_scenario
+
+    bar = None if args.quiet else Progress(scenario)
+    try:
+        result = run_scenario(scenario, Path(args.out) if args.out else None, bar)
+    finally:
+        if bar:
+            bar.close()
+    write_provenance(result.out_dir, ["simfl", *args.argv], started_at,
+                     resolve_scenario_path(args.scenario).resolve())
+    return _report("run", result)
+
+
+def _report(command: str, result) -> int:
+    """The run's warnings on stderr and its one-line summary on stdout."""
+    summary = result.summary
+    for warning in summary.get("warnings", ()):
+        print(f"simfl {command}: warning: {warning}", file=sys.stderr)
+    acc = summary["final_accuracy"]
+    print(f"{result.out_dir}: {summary['rounds']} rounds, {summary['sim_time_s']:.1f} s "
+          f"simulated in {summary['wall_time_s']:.1f} s, "
+          f"final accuracy {'-' if acc is None else f'{acc:.4f}'}, "
+          f"{summary['aggregated_updates']} updates aggregated")
+    return 0
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    from simfl.experiment import resume_run
+    from simfl.metrics.rundir import write_provenance
+
+    started_at = time.time()
+    bar = None
+    if not args.quiet:
+        try:
+            config = json.loads((Path(args.dir) / "config.json").read_text(encoding="utf-8"))
+            bar = Progress(Scenario.from_dict(config["scenario"]))  # type: ignore[arg-type]
+        except (OSError, ValueError, KeyError, TypeError, SimflError):
+            bar = None  # resume_run says what is wrong with the folder
+    try:
+        result = resume_run(Path(args.dir), bar)
+    finally:
+        if bar:
+            bar.close()
+    write_provenance(result.out_dir, ["simfl", *args.argv], started_at, None)
+    return _report("resume", result)

@@ -9,18 +9,24 @@ field path, the bad value and what is allowed.
 :class:`Choice` nodes are the extension points: a base class declares a registry
 (``class Channel(Choice, point="channels")``) and each concrete config class with a
 ``kind`` class attribute registers itself there.
+
+Coercing a raw value to a field's type is :mod:`simfl.core.config.coercion`'s work. The
+helpers that the sections' ``validate`` methods call (:func:`require`, :func:`positive`,
+...) live in :mod:`simfl.core.config.checks` and are importable from here too.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-import types
 import typing
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
+from simfl.core.config.checks import at_most, non_negative, positive, probability, require
 from simfl.core.errors import ConfigError
 from simfl.core.registry import Registry, registry
+
+__all__ = ["MAX_CLIENTS", "MAX_INT", "Choice", "Node", "field_list", "field_types",
+           "at_most", "non_negative", "positive", "probability", "require"]
 
 _FIELD_TYPES: dict[type, dict[str, Any]] = {}
 
@@ -48,12 +54,14 @@ class Node:
     infinite_ok: ClassVar[tuple[str, ...]] = ()
 
     def __post_init__(self) -> None:
+        from simfl.core.config.coercion import coerce  # it builds nodes: it imports this module
+
         hints = field_types(type(self))
         object.__setattr__(self, "_derived", frozenset())
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             try:
-                coerced = _coerce(hints[f.name], value, f.name in self.infinite_ok)
+                coerced = coerce(hints[f.name], value, f.name in self.infinite_ok)
             except ConfigError as err:
                 raise err.within(f.name) from None
             except RecursionError:
@@ -83,7 +91,7 @@ class Node:
     def from_dict(cls, data: dict[str, Any]) -> "Node":
         unknown = [k for k in data if k not in cls.field_names()]
         if unknown:
-            raise ConfigError(unknown[0], data[unknown[0]], _field_list(cls))
+            raise ConfigError(unknown[0], data[unknown[0]], field_list(cls))
         return cls(**data)
 
     def to_dict(self) -> dict[str, Any]:
@@ -142,7 +150,7 @@ class Choice(Node):
         return {"kind": self.kind, **super().explicit_dict()}
 
 
-def _field_list(cls: type[Node]) -> str:
+def field_list(cls: type[Node]) -> str:
     return "one of the fields " + ", ".join(cls.field_names())
 
 
@@ -152,134 +160,3 @@ def _plain(value: Any, explicit: bool = False) -> Any:
     if isinstance(value, tuple):
         return [_plain(v, explicit) for v in value]
     return value
-
-
-def _describe(tp: Any) -> str:
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        return " or ".join(_describe(a) for a in typing.get_args(tp))
-    if origin is Literal:
-        return "one of " + ", ".join(repr(a) for a in typing.get_args(tp))
-    if origin is tuple:
-        return f"a list of {_describe(typing.get_args(tp)[0])}"
-    if tp is type(None):
-        return "null"
-    if isinstance(tp, type) and issubclass(tp, Choice):
-        return f"one of the {tp._registry.point}: {', '.join(tp._registry.names())}"
-    if isinstance(tp, type) and issubclass(tp, Node):
-        return f"a table with {_field_list(tp)}"
-    return {float: "a number", int: "an integer", bool: "true or false", str: "a string"}.get(
-        tp, str(tp))
-
-
-def _coerce(tp: Any, value: Any, infinite_ok: bool = False) -> Any:
-    """``value`` as type ``tp``; a float must be finite unless ``infinite_ok``."""
-    origin = typing.get_origin(tp)
-    if origin in (typing.Union, types.UnionType):
-        options = typing.get_args(tp)
-        if value is None and type(None) in options:
-            return None
-        last: ConfigError | None = None
-        for option in options:
-            if option is type(None):
-                continue
-            try:
-                return _coerce(option, value, infinite_ok)
-            except ConfigError as err:
-                last = err
-        if len(options) == 2 and last is not None:
-            raise last
-        raise ConfigError("", value, _describe(tp))
-    if origin is Literal:
-        if value not in typing.get_args(tp):
-            raise ConfigError("", value, _describe(tp))
-        return value
-    if origin is tuple:
-        if not isinstance(value, (list, tuple)):
-            raise ConfigError("", value, _describe(tp))
-        item = typing.get_args(tp)[0]
-        out = []
-        for i, v in enumerate(value):
-            try:
-                out.append(_coerce(item, v, infinite_ok))
-            except ConfigError as err:
-                raise err.within(f"[{i}]") from None
-        return tuple(out)
-    if isinstance(tp, type) and issubclass(tp, Choice):
-        return tp.resolve(value)
-    if isinstance(tp, type) and issubclass(tp, Node):
-        if isinstance(value, tp):
-            return value
-        if isinstance(value, dict):
-            return tp.from_dict(value)
-        raise ConfigError("", value, _describe(tp))
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise ConfigError("", value, "true or false")
-        return value
-    if tp is int:
-        if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_INT:
-            value = int(value)
-        too_big = isinstance(value, float) and math.isfinite(value) and value.is_integer()
-        if isinstance(value, bool) or not isinstance(value, int) and not too_big:
-            raise ConfigError("", value, "an integer")
-        if abs(value) > MAX_INT:
-            raise ConfigError("", value, f"an integer of at most {MAX_INT} in size (int64)")
-        return value
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError("", value, "a number")
-        try:
-            number = float(value)
-        except OverflowError:  # an int beyond the float range
-            raise ConfigError("", value, "a finite number") from None
-        if math.isnan(number) or (math.isinf(number) and not infinite_ok):
-            raise ConfigError("", value, "a number (not NaN)" if infinite_ok
-                              else "a finite number")
-        return number
-    if tp is str:
-        if not isinstance(value, str):
-            raise ConfigError("", value, "a string")
-        return value
-    raise TypeError(f"unsupported field type {tp!r}")
-
-
-# ---------------------------------------------------------------------------------
-# validation helpers used by the sections' ``validate`` methods
-
-
-def require(ok: bool, field: str, value: object, allowed: str) -> None:
-    """Raise a ConfigError for ``field`` unless ``ok``."""
-    if not ok:
-        raise ConfigError(field, value, allowed)
-
-
-def at_most(node: Node, limit: float, *names: str) -> None:
-    """Each of ``names`` (when set) is at most ``limit``: keeps counts and sizes sane."""
-    for name in names:
-        value = getattr(node, name)
-        if value is not None:
-            require(value <= limit, name, value, f"a number <= {limit:g}")
-
-
-def positive(node: Node, *names: str) -> None:
-    for name in names:
-        value = getattr(node, name)
-        if value is not None:
-            require(value > 0, name, value, "a number > 0")
-
-
-def non_negative(node: Node, *names: str) -> None:
-    for name in names:
-        value = getattr(node, name)
-        if value is not None:
-            require(value >= 0, name, value, "a number >= 0")
-
-
-def probability(node: Node, *names: str) -> None:
-    for name in names:
-        value = getattr(node, name)
-        values = value if isinstance(value, tuple) else (value,)
-        for v in values:
-            if v is not None:
-                require(0.0 <= v <= 1.0, name, value, "a probability in [0, 1]")

@@ -1,0 +1,166 @@
+"""Medium access (MAC): how the clients share the uplink.
+
+The kinds: no contention (``ideal``), time division (``tdma``), slotted ALOHA with
+optional backoff (``slotted_aloha``) and a relay that forwards some uploads (``relay``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from simfl.core.config.checks import finite, positive, probability, require
+from simfl.core.config.node import Choice, Node
+from simfl.core.config.papers import RANDOM_ACCESS
+
+
+@dataclass(frozen=True)
+class Mac(Choice, point="macs"):
+    """Medium access between the clients and the server."""
+
+
+@dataclass(frozen=True)
+class IdealMac(Mac):
+    """No contention: every client has its own link."""
+
+    kind = "ideal"
+
+
+def _per_client(node: Node, name: str) -> None:
+    """``name`` is one probability for every client or a non-empty list of them."""
+    probability(node, name)
+    require(getattr(node, name) != (), name, (), "a probability or a non-empty list of them")
+
+
+#: shortest and longest MAC slot (seconds): a microsecond to a few hours
+MIN_SLOT_S, MAX_SLOT_S = 1e-6, 1e4
+#: smallest non-zero ALOHA access probability (mean wait 1e9 slots)
+MIN_ACCESS_PROB = 1e-9
+#: largest ALOHA contention window (slots)
+MAX_WINDOW = 2 ** 30
+
+
+def _slot(node: Node, name: str = "slot_s") -> None:
+    value = getattr(node, name)
+    require(MIN_SLOT_S <= value <= MAX_SLOT_S, name, value,
+            f"a slot length in [{MIN_SLOT_S:g}, {MAX_SLOT_S:g}] seconds")
+
+
+@dataclass(frozen=True)
+class TdmaMac(Mac):
+    """Time division: one slot per invited client per frame, or equal bandwidth shares.
+
+    ``mode = "slots"``: frames start when the round opens and hold one slot of
+    ``slot_s`` per client that starts the round (in client-id order); a client's uplink
+    transmits only inside its own slot, so an attempt of airtime A ready at time t ends
+    when A seconds of its slots have elapsed after t. ``mode = "shared"``: the uplink's
+    rate is split equally among the n clients that start the round (frequency division,
+    fixed for the round), so every attempt's airtime is n times longer. Energy: with
+    slots the radio transmits only in its own slots (the attempt's airtime at ``tx_w``,
+    or its bits at ``tx_j_per_bit``) and waits for them at ``idle_w``; shared, it
+    transmits for the whole, n times longer, attempt. Assumptions:
+    perfect synchronisation, no guard times, a slot left unused by a finished client is
+    not reassigned, the shares are not re-divided when clients finish.
+    """
+
+    kind = "tdma"
+    mode: Literal["slots", "shared"] = "slots"
+    slot_s: float = 0.1
+
+    def validate(self) -> None:
+        positive(self, "slot_s")
+        finite(self, "slot_s")
+        _slot(self)
+
+
+@dataclass(frozen=True)
+class SlottedAlohaMac(Mac):
+    """Slotted ALOHA access to the uplink, optionally with binary exponential backoff.
+
+    Before its upload a client contends for access in slots of ``slot_s`` on a grid
+    from t = 0, starting with the first slot that begins after it is ready. With
+    ``backoff = "none"`` client i transmits in each slot with probability
+    ``access_prob`` (one number, or a list with one per client); with
+    ``"binary_exponential"`` it waits U{0..CW-1} slots before each transmission, CW =
+    min(2^k cw_min, cw_max) after k collisions. Each transmitter picks one of
+    ``channels`` orthogonal access channels uniformly; a slot's channel carries a
+    success iff exactly one client chose it (N p (1-p)^(N-1) successes per slot for N
+    saturated clients and one channel). A client still contending when the round
+    closes, or after ``max_attempts`` collided transmissions, is missing with reason
+    ``collided``. Every contention transmission costs ``slot_s`` of airtime.
+
+    What a success grants depends on ``data_phase``. ``"parallel"`` (default): the
+    access slots are a request channel and a success gives the client its own data
+    resource, so its upload (with ARQ) takes its link airtime at the full rate at once,
+    however many other granted clients upload at the same time (as when random access
+    is followed by scheduled, orthogonal data transmissions). ``"serialised"``: the
+    uploads share ``channels`` data channels, one upload attempt per channel at a time:
+    each attempt (an ARQ retry included) takes the channel that is free first, in order
+    of request, and the client waits for it at idle power. A client that leaves while
+    queued (deadline, battery, offline) frees its place, but attempts already queued
+    behind it keep their start times. Not modelled: capture effect, carrier sensing,
+    interference between data transfers.
+
+    ``contention`` picks how the slots are simulated. ``"per_event"`` (default): slot by
+    busy slot, in the clock's order. ``"vectorised"``: in a round where every contender's
+    ready time is known when the round starts (ideal links, infinite energy, the
+    parallel data phase, nobody leaving mid-round, no over-selection, no late uploads
+    kept), the whole round's contention is resolved at once in numpy: the same rules
+    and distributions, drawn in another order, many times faster for large cohorts;
+    other rounds fall back to ``"per_event"``.
+    """
+
+    kind = "slotted_aloha"
+    paper = ("Roberts, ALOHA packet system with and without slots and capture, ACM SIGCOMM "
+             "CCR 5(2), 1975")
+    access_prob: float | tuple[float, ...] = 0.1
+    slot_s: float = 0.01
+    channels: int = 1
+    backoff: Literal["none", "binary_exponential"] = "none"
+    cw_min: int = 2
+    cw_max: int = 1024
+    max_attempts: int | None = None
+    data_phase: Literal["parallel", "serialised"] = "parallel"
+    contention: Literal["per_event", "vectorised"] = "per_event"
+
+    def validate(self) -> None:
+        _per_client(self, "access_prob")
+        probs = self.access_prob if isinstance(self.access_prob, tuple) else (self.access_prob,)
+        require(all(p == 0.0 or p >= MIN_ACCESS_PROB for p in probs), "access_prob",
+                self.access_prob, f"0 or a probability in [{MIN_ACCESS_PROB:g}, 1]")
+        positive(self, "slot_s", "channels", "cw_min", "max_attempts")
+        finite(self, "slot_s")
+        _slot(self)
+        require(self.cw_max >= self.cw_min, "cw_max", self.cw_max,
+                f"an integer >= cw_min = {self.cw_min}")
+        require(self.cw_max <= MAX_WINDOW, "cw_max", self.cw_max,
+                f"an integer <= {MAX_WINDOW} (2^30 slots)")
+
+
+@dataclass(frozen=True)
+class RelayMac(Mac):
+    """The Random Access Model: a relay forwards uploads under a policy the server never sees.
+
+    Each round, when it opens, the relay draws which of the clients that start the
+    round it will forward, from a stationary policy: ``bernoulli`` forwards client i
+    with probability ``probs[i]`` independently; ``capacity`` forwards ``capacity`` of
+    them drawn without replacement with weights ``probs`` (successive sampling, so the
+    inclusion probabilities are not proportional to the weights in general);
+    ``aloha`` forwards those heard in ``slots`` slots of slotted ALOHA with access
+    probabilities ``probs`` (a client stops after its success). ``probs`` is one number
+    or a list with one per client. Uploads travel client to relay over the uplink; the
+    relay drops the others on arrival (reason ``collided``). The decision is hidden in
+    the relay: only the outcomes reach the server. Not modelled: the relay-to-server
+    hop (ideal, instantaneous), the time the ALOHA slots take, buffering at the relay.
+    """
+
+    kind = "relay"
+    paper = f"{RANDOM_ACCESS} (Random Access Model)"
+    policy: Literal["bernoulli", "capacity", "aloha"] = "bernoulli"
+    probs: float | tuple[float, ...] = 0.5
+    capacity: int = 1
+    slots: int = 1
+
+    def validate(self) -> None:
+        _per_client(self, "probs")
+        positive(self, "capacity", "slots")

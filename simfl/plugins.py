@@ -1,9 +1,9 @@
-"""Bring your own aggregator, sampler, local rule, data set or model.
+"""Bring your own aggregator, sampler, local rule, server optimiser, data set or model.
 
 A kind has two halves. Its **config class** is a frozen dataclass that subclasses the
 extension point's public base (:class:`simfl.Aggregator`, :class:`simfl.Sampler`,
-:class:`simfl.Dataset`, :class:`simfl.Model`, or :class:`simfl.LocalPayload` for a local
-rule) with a ``kind`` class attribute: defining it registers the name, so scenarios,
+:class:`simfl.Dataset`, :class:`simfl.Model`, :class:`simfl.ServerOptimizer`, or
+:class:`simfl.LocalPayload` for a local rule) with a ``kind`` class attribute: defining it registers the name, so scenarios,
 ``--set`` overrides and ``simfl list`` know it. Its **implementation** is handed over
 with :func:`register`::
 
@@ -23,6 +23,10 @@ aggregators     a class built as ``cls(config, local_lr)`` with ``init``,
 samplers        a class built as ``cls(config, probe)`` with ``init``, ``select``,
                 ``observe`` (:class:`simfl.core.protocols.Sampler`)
 local_rules     a :class:`simfl.LocalRule` subclass or instance (its hooks)
+server_         ``build(config)`` returning a
+optimizers      :class:`simfl.algorithms.server_optimizers.Transform` (an
+                ``init``/``update`` pair; compose with ``chain``), or None for
+                the identity
 datasets        ``load(config, n_clients, rngs)`` returning
                 :class:`simfl.train.datasets.Samples`
 models          ``build(config, input_shape, n_classes)`` returning an object with
@@ -68,8 +72,12 @@ def _implementations(point: str) -> dict:
         from simfl.train.models import BUILDERS
 
         return BUILDERS
-    raise ValueError(f"{point}: plug-ins can add aggregators, samplers, local_rules, datasets "
-                     "or models")
+    if point == "server_optimizers":
+        from simfl.algorithms.server_optimizers import OPTIMIZERS
+
+        return OPTIMIZERS
+    raise ValueError(f"{point}: plug-ins can add aggregators, samplers, local_rules, datasets, "
+                     "models or server_optimizers")
 
 
 def point_of(config: type) -> str:
@@ -81,7 +89,7 @@ def point_of(config: type) -> str:
             return config._registry.point
     raise TypeError(f"{config!r} is not a kind's config class: subclass an extension point's "
                     "base (simfl.Aggregator, simfl.Sampler, simfl.Dataset, simfl.Model, "
-                    "simfl.LocalPayload) and give it a kind")
+                    "simfl.ServerOptimizer, simfl.LocalPayload) and give it a kind")
 
 
 def register(config: type, implementation: Any = None) -> Any:

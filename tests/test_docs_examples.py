@@ -6,13 +6,18 @@
   the code writes (event kinds are read from the source, so a new kind without a line
   in the docs fails here);
 * FedLaAvg's Example 1 (docs/algorithms.md §5) through simfl's own aggregators: the
-  period-boundary limit of FedAvg and the fixed point of FedLaAvg.
+  period-boundary limit of FedAvg and the fixed point of FedLaAvg;
+* the README's plug-in server optimiser example runs as printed.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -178,3 +183,17 @@ def test_example_1_limits_through_the_aggregators():
     assert example_1(fedavg, 240, gamma=0.05) == pytest.approx(boundary_limit(0.05), abs=1e-8)
     assert example_1(FedLaAvg(), 400) == pytest.approx(0.5, abs=1e-8)
     assert not math.isclose(example_1(fedavg, 102), 0.5, abs_tol=0.1)  # it oscillates
+
+
+def test_the_readme_server_optimizer_example_runs(tmp_path):
+    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    example = next(b for b in blocks if "class DampedMomentum" in b)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    ran = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True,
+                         cwd=tmp_path, env=env, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    assert 0.0 <= float(ran.stdout.strip().splitlines()[-1]) <= 1.0
+    configs = list(tmp_path.rglob("config.json"))
+    assert len(configs) == 1
+    optimizer = json.loads(configs[0].read_text())["scenario"]["server"]["optimizer"]
+    assert optimizer == {"kind": "damped_momentum", "beta": 0.5, "lr": 0.7}

@@ -265,3 +265,53 @@ def test_custom_rule_scenario_runs_with_both_executors(tmp_path):
         assert r.summary["aggregated_updates"] > 0
     for k, v in runs[0].params.items():
         assert torch.allclose(v, runs[1].params[k], atol=1e-5), k
+
+
+def test_a_plugin_server_optimizer_steps_the_server_model(monkeypatch, tmp_path):
+    """A registered transform is the one the server applies: halving the aggregator's step
+    through the plug-in gives the same model, round by round, as the built-in ``sgd``
+    with lr 0.5, and a different one from no optimiser."""
+    from simfl.algorithms import server_optimizers as so
+    from simfl.core.config import apply_overrides, parse_override
+
+    registry = REGISTRIES["server_optimizers"]
+    monkeypatch.setattr(registry, "_entries", dict(registry._entries))  # forget Halving after
+    monkeypatch.setattr(so, "OPTIMIZERS", dict(so.OPTIMIZERS))
+
+    @dataclass(frozen=True)
+    class Halving(simfl.ServerOptimizer):
+        """Half of the aggregator's step."""
+        kind = "halving_for_test"
+
+    built = []
+    register(Halving, lambda config: built.append(config) or so.chain(so.scale(0.5)))
+    assert point_of(Halving) == "server_optimizers"
+
+    def evals(*pairs):
+        scenario = apply_overrides(load_scenario("quickstart"),
+                                   [parse_override(p) for p in ("run.rounds=4", *pairs)])
+        out = tmp_path / str(len(list(tmp_path.iterdir())))
+        simfl.run(scenario, out)
+        return (out / "evals.csv").read_text()
+
+    plugged = evals("server.optimizer.kind=halving_for_test")
+    assert built == [Halving()]
+    assert plugged == evals("server.optimizer.kind=sgd", "server.optimizer.lr=0.5")
+    assert plugged != evals("server.optimizer.kind=none")
+
+
+def test_a_server_optimizer_kind_without_an_implementation_is_a_config_error(monkeypatch):
+    from simfl.algorithms.server_optimizers import build_server_optimizer
+
+    registry = REGISTRIES["server_optimizers"]
+    monkeypatch.setattr(registry, "_entries", dict(registry._entries))
+
+    @dataclass(frozen=True)
+    class Unbuilt(simfl.ServerOptimizer):
+        """Never given an implementation."""
+        kind = "unbuilt_here"
+
+    with pytest.raises(simfl.ConfigError) as err:
+        build_server_optimizer(Unbuilt())
+    assert str(err.value).startswith("server.optimizer.kind = 'unbuilt_here' is not allowed")
+    assert "simfl.register(Unbuilt, build)" in str(err.value)

@@ -214,7 +214,8 @@ def server_step(transform: Transform, state: Any, old: Tensors,
     return apply_step(old, step), state
 
 
-#: each server optimiser config's transform (None: the identity, nothing to apply)
+#: each server optimiser config's transform (None: the identity, nothing to apply);
+#: plug-ins add theirs with ``simfl.register(Config, build)``
 OPTIMIZERS: dict[type[cfg.ServerOptimizer], Callable[[Any], Transform | None]] = {
     cfg.NoServerOptimizer: lambda c: None,
     cfg.ServerSgd: lambda c: None if c.lr == 1.0 else sgd(c.lr),
@@ -229,6 +230,6 @@ def build_server_optimizer(config: cfg.ServerOptimizer) -> Transform | None:
     """The transform of ``server.optimizer``, or None when it is the identity (``none``,
     or ``sgd`` with lr = 1): the server then keeps the aggregator's model exactly."""
     if type(config) not in OPTIMIZERS:
-        raise ConfigError("server.optimizer.kind", config.kind,
-                          f"one with an implementation: {', '.join(c.kind for c in OPTIMIZERS)}")
+        raise ConfigError("server.optimizer.kind", config.kind, "a kind with an implementation: "
+                          f"register one with simfl.register({type(config).__name__}, build)")
     return OPTIMIZERS[type(config)](config)

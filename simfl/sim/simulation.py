@@ -7,11 +7,12 @@ online, asks the sampler for clients, and each invited client does its round's w
 round at the ``clients_per_round``-th arrival (FedScale-style). How the server waits
 and the late devices kept at work (``keep_late``) are :mod:`simfl.sim.clocked_round`'s;
 the common round runs in one loop instead (:mod:`simfl.sim.fast_round`), with the same
-numbers. Tie rule: an upload that completes exactly at the deadline is on time (the
-deadline is a :class:`~simfl.sim.clock.LateEvents` event: everything scheduled for its
-instant runs first). Collaborators (the clock, the links, the MAC, the energy source)
-are built outside and handed in; for convenience a MAC config and a missing energy
-source are built here (the ideal MAC, infinite energy with the default powers).
+numbers (:mod:`simfl.sim.round_loops` picks the loop). Tie rule: an upload that
+completes exactly at the deadline is on time (the deadline is a
+:class:`~simfl.sim.clock.LateEvents` event: everything scheduled for its instant runs
+first). Collaborators (the clock, the links, the MAC, the energy source) are built
+outside and handed in; for convenience a MAC config and a missing energy source are
+built here (the ideal MAC, infinite energy with the default powers).
 """
 
 from __future__ import annotations
@@ -31,13 +32,12 @@ from simfl.core.rng import RngTree
 from simfl.sim.access import IdealAccess
 from simfl.sim.channel import Link, Links
 from simfl.sim.clock import LateEvents
-from simfl.sim.clocked_round import ClockedWork
 from simfl.sim.device import ComputeTimes, Devices
 from simfl.sim.energy_source import EnergyMeter, InfiniteEnergy
 from simfl.sim.event_log import EventLog
-from simfl.sim.fast_round import FastRound, delays_to
 from simfl.sim.mac import build_mac
 from simfl.sim.query import run_query
+from simfl.sim.round_loops import RoundLoops
 
 SelectFn = Callable[[PopulationView], np.ndarray]
 
@@ -111,10 +111,9 @@ class Simulation:
             arq_max_attempts=arq_max_attempts,
             compute_s=ComputeTimes(np.asarray(work_samples, dtype=float), samples_per_s),
             samples_per_s=samples_per_s, n_samples=n_samples, log=self.event_log.log)
-        self.fast = FastRound(self.devices)
-        self.clocked = ClockedWork(self.devices, self.late, deadline_s=deadline_s,
-                                   clients_per_round=clients_per_round,
-                                   n_invites=self.n_invites, keep_late=keep_late)
+        self.loops = RoundLoops(self.devices, self.late, deadline_s=deadline_s,
+                                clients_per_round=clients_per_round,
+                                n_invites=self.n_invites, keep_late=keep_late)
         self._everyone: np.ndarray | None = None  # every id, while everyone is available
 
     @property
@@ -130,7 +129,7 @@ class Simulation:
     @property
     def late_running(self) -> dict[int, int]:
         """Late clients still at work (``keep_late``) -> the round each was invited in."""
-        return self.clocked.late_running
+        return self.loops.late_running
 
     @property
     def battery(self) -> EnergyMeter:
@@ -220,16 +219,7 @@ class Simulation:
                 missing.append(Missing(client, reason, t_invite))
                 self.log(t_invite, reason, round, client)
         leave_s = self.online.offline_at(started)
-        leaving = leave_s <= (math.inf if self.keep_late else t_deadline)
-        alone = (not self.keep_late and not leaving.any()
-                 and self.n_invites <= self.clients_per_round)
-        if self.fast.covers(alone):  # the same events in one loop, off the clock
-            outcomes, t_close = self.fast.run(round, started, self.deadline_s)
-            for delay_s in delays_to(env.now, t_close):  # the clock to exactly t_close
-                yield env.timeout(delay_s)
-        else:
-            self.fast.hand_over(env)
-            outcomes = yield from self.clocked.run(round, started, leave_s, leaving, t_deadline)
+        outcomes = yield from self.loops.run(round, started, leave_s, t_deadline)
 
         mac_slots = self.mac.close_round()
         if mac_slots:  # also as text, "n:slots:successes" for each number n of contenders
@@ -237,8 +227,7 @@ class Simulation:
         received = sorted((o for o in outcomes if isinstance(o, Arrival)),
                           key=lambda a: (a.t_s, a.client))
         missing.extend(o for o in outcomes if isinstance(o, Missing))
-        late_received = tuple(sorted(self.clocked.late_landed, key=lambda a: (a.t_s, a.client)))
-        self.clocked.late_landed = []
+        late_received = self.loops.take_late_landed()
         missing.sort(key=lambda m: m.client)
         self.log(env.now, EventKind.ROUND_CLOSE, round, detail=f"{len(received)} received")
         return RoundOutcome(
@@ -248,6 +237,7 @@ class Simulation:
             retries=self.retries - retries_before, energy_j=self.energy.take_round_energy_j(),
             multiplicity=tuple(draws.tolist()) if (draws > 1).any() else (),
             late_received=late_received, mac_slots=mac_slots)
+
 
 def _slots_text(mac_slots: tuple[MacSlots, ...]) -> str:
     """The ``mac_slots`` event's detail: ``n:slots:successes`` for each number n of contenders."""

@@ -5,7 +5,8 @@ makes the gap Geometric(p), memoryless and exact; backoff makes it uniform over 
 window), so idle slots cost nothing and a busy slot costs one step over its
 transmitters, not one event per client per slot. Who transmits next is
 :mod:`simfl.sim.aloha_queue`'s business (a heap, replaced by a numpy scan once a slot
-has ``DENSE_TX`` or more transmitters); the slots' statistics are
+has ``DENSE_TX`` or more transmitters); the outcome of a busy slot and the retries'
+draws are :mod:`simfl.sim.aloha_slot`'s, the slots' statistics
 :mod:`simfl.sim.aloha_tally`'s, the serialised data phase :mod:`simfl.sim.aloha_data`'s.
 
 The ends of busy slots and the grants are events on the simulation clock; a
@@ -27,7 +28,8 @@ from simfl.core.rng import RngTree
 from simfl.sim.access import GRID_EPS, IdealAccess, OnTransmit, per_client
 from simfl.sim.aloha_cohort import CohortContention, contend
 from simfl.sim.aloha_data import DataChannels
-from simfl.sim.aloha_queue import NEVER, NextSlots, after
+from simfl.sim.aloha_queue import NEVER, NextSlots
+from simfl.sim.aloha_slot import SlotOutcomes
 from simfl.sim.aloha_tally import SlotTally
 
 #: transmitters in one slot from which slotted ALOHA scans its contenders (numpy)
@@ -52,6 +54,7 @@ class SlottedAloha(IdealAccess):
 
     ``tx_slots[i]`` counts client i's transmissions (of ``slot_s`` airtime each, told to
     ``on_transmit(clients, airtime_s)`` when their slot ends, sorted ids, to charge them).
+    Its busy slots are settled by :class:`~simfl.sim.aloha_slot.SlotOutcomes`.
     """
 
     cfg: SlottedAlohaMac
@@ -63,14 +66,15 @@ class SlottedAloha(IdealAccess):
         self.next = NextSlots(n_clients)
         self.next_slot = self.next.slot  # the slot each client next transmits in
         self.join_slot = np.zeros(n_clients, dtype=np.int64)
-        self.collisions = np.zeros(n_clients, dtype=np.int64)
-        self.tx_slots = np.zeros(n_clients, dtype=np.int64)
         self.tally = SlotTally()
+        self.outcomes = SlotOutcomes(cfg, self.p, self.next, self.tally,
+                                     rngs.stream("mac/aloha/round/-1"), on_transmit)
+        self.collisions = self.outcomes.collisions
+        self.tx_slots = self.outcomes.tx_slots
         self.data = DataChannels(cfg.channels)
         self.driver: SlotDriver | None = None  # None: the simulation clock runs the events
         self._waiting: dict[int, simpy.Event | None] = {}
         self._pending: set[int] = set()  # slots whose end is scheduled
-        self._rng = rngs.stream("mac/aloha/round/-1")
         self._round = -1
 
     @property
@@ -89,7 +93,7 @@ class SlottedAloha(IdealAccess):
     # ---- the round and the device's calls
 
     def open_round(self, round: int, started: np.ndarray) -> None:
-        self._rng = self.rngs.stream(f"mac/aloha/round/{round}")
+        self.outcomes.rng = self.rngs.stream(f"mac/aloha/round/{round}")
         self._round = round
         self.tally.slot_stats = {}
         self.next.sparse()  # nobody contends between rounds
@@ -104,11 +108,7 @@ class SlottedAloha(IdealAccess):
         self.join_slot[client] = start
         self.collisions[client] = 0
         self.tally.change(start, +1)
-        cfg, p = self.cfg, self.p[client]
-        if cfg.backoff == "binary_exponential":  # scalar draws: one request at a time
-            first = int(self._rng.integers(0, cfg.cw_min))
-        else:
-            first = int(self._rng.geometric(p)) - 1 if p > 0 else NEVER - start
+        first = self.outcomes.first_gap(client, start)
         self.next.transmit_in(client, min(start + first, NEVER))
         event = self._waiting[client] = None if self.driver is not None else self.env.event()
         self._schedule(start + first)
@@ -118,7 +118,7 @@ class SlottedAloha(IdealAccess):
                       ) -> CohortContention:
         """Resolve at once the contention of ``clients`` ready at ``ready_s``, this round's
         only contenders, up to ``close_s`` (see :mod:`simfl.sim.aloha_cohort`)."""
-        race = contend(self.cfg, self.p[clients], ready_s, close_s, self._rng)
+        race = contend(self.cfg, self.p[clients], ready_s, close_s, self.outcomes.rng)
         self.tx_slots[clients] += race.n_tx
         self.collisions[clients] = race.n_collided
         self.tally.slot_stats = race.slot_stats
@@ -146,18 +146,6 @@ class SlottedAloha(IdealAccess):
     def _slot_at(self, t_s: float) -> int:
         return math.floor(t_s / self.cfg.slot_s + GRID_EPS)
 
-    def _gaps(self, clients: np.ndarray) -> np.ndarray:
-        """Slots from a collision to each of ``clients``' next transmission (>= 1)."""
-        cfg, rng = self.cfg, self._rng
-        gaps: np.ndarray
-        if cfg.backoff == "binary_exponential":
-            window = np.minimum(cfg.cw_min * 2 ** np.minimum(self.collisions[clients], 40),
-                                cfg.cw_max)
-            gaps = rng.integers(0, window) + 1
-        else:
-            gaps = rng.geometric(self.p[clients])  # they transmitted, so p > 0
-        return gaps
-
     def _schedule(self, slot: int) -> None:
         """Make sure the end of ``slot`` is processed if it is the earliest busy slot."""
         if slot == NEVER or slot in self._pending:
@@ -178,77 +166,14 @@ class SlottedAloha(IdealAccess):
             tx = self.next.popped(slot)
             if len(tx) < DENSE_TX:
                 if tx:
-                    self._resolve_few(slot, tx)
+                    self._grant(*self.outcomes.settle_few(slot, tx))
                 self._schedule(self.next.first_busy())
                 return
             self.next.go_dense(np.fromiter(self._waiting, dtype=np.int64))
         scanned = self.next.scanned(slot)
         if scanned.size:
-            self._resolve_many(slot, scanned)
+            self._grant(*self.outcomes.settle_many(slot, scanned))
         self._schedule(self.next.first_busy())
-
-    def _resolve_few(self, slot: int, tx: list[int]) -> None:
-        """Settle ``slot`` with a few transmitters ``tx`` (sorted ids), in plain Python.
-
-        A lone transmitter wins; with several channels its channel is drawn all the
-        same (a scalar draw takes the same number as a vector of one), so the stream's
-        later draws are those of :meth:`_resolve_many`.
-        """
-        cfg, n_tx = self.cfg, len(tx)
-        if n_tx == 1:  # the usual busy slot: a lone transmitter, granted
-            if cfg.channels > 1:
-                self._rng.integers(0, cfg.channels)
-            self.tally.busy(slot, 1)
-            self.tx_slots[tx[0]] += 1
-            if self.on_transmit is not None:
-                self.on_transmit(tx, cfg.slot_s)
-            self._grant(tx, set(tx))
-            return
-        if cfg.channels == 1:
-            won = [False] * n_tx
-        else:
-            picks = self._rng.integers(0, cfg.channels, size=n_tx)
-            won = (np.bincount(picks, minlength=cfg.channels)[picks] == 1).tolist()
-        granted = [c for c, w in zip(tx, won) if w]
-        self.tally.busy(slot, len(granted))
-        for client in tx:
-            self.tx_slots[client] += 1
-        if self.on_transmit is not None:
-            self.on_transmit(tx, cfg.slot_s)
-        retry: list[int] = []
-        given_up: list[int] = []
-        limit = NEVER if cfg.max_attempts is None else cfg.max_attempts
-        for client, w in zip(tx, won):
-            if not w:
-                self.collisions[client] += 1
-                (given_up if self.collisions[client] >= limit else retry).append(client)
-        if retry:
-            next_slots = after(slot, self._gaps(np.array(retry))).tolist()
-            for client, next_slot in zip(retry, next_slots):
-                self.next.transmit_in(client, next_slot)
-        self._grant(sorted(granted + given_up) if given_up else granted, set(granted))
-
-    def _resolve_many(self, slot: int, tx: np.ndarray) -> None:
-        """Settle ``slot`` with transmitters ``tx`` (sorted ids), vectorised (heavy contention)."""
-        cfg = self.cfg
-        if cfg.channels == 1:
-            won = np.full(tx.size, tx.size == 1)
-        else:
-            picks = self._rng.integers(0, cfg.channels, size=tx.size)
-            won = np.bincount(picks, minlength=cfg.channels)[picks] == 1
-        self.tally.busy(slot, int(won.sum()))
-        self.tx_slots[tx] += 1
-        if self.on_transmit is not None:
-            self.on_transmit(tx.tolist(), cfg.slot_s)
-        lost = tx[~won]
-        self.collisions[lost] += 1
-        give_up = np.zeros(lost.size, dtype=bool)
-        if cfg.max_attempts is not None:
-            give_up = self.collisions[lost] >= cfg.max_attempts
-        retry = lost[~give_up]
-        self.next_slot[retry] = after(slot, self._gaps(retry))
-        self._grant(np.sort(np.concatenate([tx[won], lost[give_up]])).tolist(),
-                    set(tx[won].tolist()))
 
     def _grant(self, done: list[int], granted: set[int]) -> None:
         """End the contention of ``done`` (sorted): access for ``granted``, else given up."""

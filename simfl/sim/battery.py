@@ -1,6 +1,7 @@
 """Device batteries: closed-form drain, one depletion timer per busy device.
 
-Stored energy of every client lives in vectorised arrays (``stored_j`` as of time ``t_ref_s``).
+Stored energy of every client lives in vectorised arrays (``stored_j`` as of time ``t_ref_s``),
+a :class:`~simfl.sim.battery_store.BatteryStore` that holds the closed forms below.
 Net power is piecewise constant (docs/network-models.md section 3.1): a device draws the power
 of its state (:class:`~simfl.sim.power_model.PowerModel`) from the battery, except inside a
 charging window (:mod:`simfl.sim.charging`), where it runs from the charger and the battery
@@ -29,13 +30,13 @@ import numpy as np
 from simfl.core.config.energy import Battery, Energy
 from simfl.core.records import Event, EventKind
 from simfl.core.rng import RngTree
-from simfl.sim.charging import ChargingWindow, NoCharging, edge_tol_s
+from simfl.sim.battery_store import EMPTY_J, BatteryStore
+from simfl.sim.charging import ChargingWindow, NoCharging
 from simfl.sim.clock import clock_delay_s
 from simfl.sim.energy_source import EnergyMeter, InfiniteEnergy
 from simfl.sim.power_model import PowerModel
 
-#: stored energy at or below which a battery counts as empty (absorbs float rounding)
-EMPTY_J = 1e-9
+__all__ = ["EMPTY_J", "Batteries", "build_energy_source"]
 
 
 class Batteries(EnergyMeter):
@@ -65,13 +66,36 @@ class Batteries(EnergyMeter):
                 battery.initial_soc_min, battery.initial_soc, size=n_clients)
         self.capacity_j = battery.capacity_j
         self.restart_j = battery.restart_soc * battery.capacity_j
-        self.stored_j = soc * battery.capacity_j
-        self.min_stored_j = self.stored_j.copy()
-        self.dead = self.stored_j <= EMPTY_J
-        self.t_flip_s = np.zeros(n_clients)  # next time a device's availability may change
-        self.last_death_s = np.full(n_clients, np.nan)
         self.window = (NoCharging() if battery.charging is None else
                        ChargingWindow(battery.charging, self.capacity_j, self.restart_j))
+        self.store = BatteryStore(soc * battery.capacity_j, self.restart_j, self.window)
+
+    # ---- the store's state (read by the records and the tests)
+
+    @property
+    def stored_j(self) -> np.ndarray:
+        """Stored energy of each device as of its ``t_ref_s``."""
+        return self.store.stored_j
+
+    @property
+    def dead(self) -> np.ndarray:
+        """Whether each device is dead (out of energy, not yet restarted)."""
+        return self.store.dead
+
+    @property
+    def min_stored_j(self) -> np.ndarray:
+        """Lowest stored energy each device reached."""
+        return self.store.min_stored_j
+
+    @property
+    def t_flip_s(self) -> np.ndarray:
+        """Next time each idle device's availability may change."""
+        return self.store.t_flip_s
+
+    @property
+    def last_death_s(self) -> np.ndarray:
+        """Time of each device's last death (nan: never died)."""
+        return self.store.last_death_s
 
     # ---- population side
 
@@ -189,66 +213,22 @@ class Batteries(EnergyMeter):
         if process is not None and process.is_alive:
             process.interrupt("battery")
 
-    # ---- closed forms
+    # ---- closed forms (the store's), on the meter's clock
 
     def _advance(self, clients: np.ndarray, t_s: float, power_w: float,
                  busy: bool) -> tuple[np.ndarray, np.ndarray]:
-        """Evolve ``clients`` from their ``t_ref_s`` to ``t_s`` drawing ``power_w``.
-
-        Piecewise over charging-window edges: plugged in, the battery follows the
-        charge curve and a dead device restarts once above ``restart_soc``; unplugged,
-        a live device loses ``power_w * dt``. Idle devices (``busy=False``) that run out
-        die at the exact time E / P and stop drawing; a busy device's depletion is its
-        timer's business, so its energy is not clipped here (a late timer would show as
-        negative energy in the records). Returns (died, time of death) per client.
+        """:meth:`BatteryStore.advance` of ``clients`` from their ``t_ref_s`` to ``t_s``
+        drawing ``power_w``, counting their deaths. Returns (died, time of death) per client.
         """
-        window = self.window
-        stored, dead = self.stored_j[clients], self.dead[clients]
-        lowest = self.min_stored_j[clients]
-        t = self.t_ref_s[clients].copy()
-        n_died = np.zeros(len(clients), dtype=np.int64)
-        t_died = np.full(len(clients), np.nan)
-        while True:
-            active = t < t_s
-            if not active.any():
-                break
-            end = np.where(active, np.minimum(window.next_edge(t), t_s), t)
-            dt = end - t
-            plugged = active & window.plugged(t, end)
-            drawing = active & ~plugged & ~dead
-            drained = stored - power_w * dt
-            if not busy and power_w > 0:
-                empty = drawing & (drained <= EMPTY_J)
-                t_died = np.where(empty, t + np.maximum(stored, 0.0) / power_w, t_died)
-                n_died += empty
-                dead = dead | empty
-                drained = np.where(empty, 0.0, drained)
-            charged = window.charge(stored, dt)
-            stored = np.where(plugged, charged, np.where(drawing, drained, stored))
-            dead = dead & ~(plugged & (stored >= self.restart_j))
-            lowest = np.minimum(lowest, stored)
-            t = end
-        self.stored_j[clients], self.dead[clients] = stored, dead
-        self.min_stored_j[clients] = lowest
+        n_died, t_died = self.store.advance(clients, self.t_ref_s[clients], t_s, power_w, busy)
         self.t_ref_s[clients] = t_s
         self.deaths[clients] += n_died
-        died = n_died > 0
-        self.last_death_s[clients[died]] = t_died[died]
-        return died, t_died
+        return n_died > 0, t_died
 
     def _plan(self, clients: np.ndarray, t_s: float) -> None:
         """Set when idle ``clients`` (advanced to ``t_s``) can next die, restart or
         change plug state."""
-        stored, dead = self.stored_j[clients], self.dead[clients]
-        idle_w = self.power.idle_w
-        flip = (np.where(dead, np.inf, t_s + stored / idle_w) if idle_w > 0
-                else np.full(len(clients), np.inf))
-        t = np.full(len(clients), float(t_s))
-        plugged = self.window.plugged(t, t + edge_tol_s(t))
-        restart = np.where(plugged & dead, t_s + self.window.restart_in_s(stored), np.inf)
-        flip = np.minimum(np.minimum(np.where(plugged, np.inf, flip), restart),
-                          self.window.next_edge(t))
-        self.t_flip_s[clients] = flip
+        self.store.plan(clients, t_s, self.power.idle_w)
 
 
 def build_energy_source(n_clients: int, battery: Battery | None, energy: Energy,

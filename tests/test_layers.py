@@ -154,23 +154,10 @@ def _module_sizes():
 
 
 SIZES = _module_sizes()
-#: the modules over 250 lines and the classes over 200 lines today. The list may only
-#: shrink: a new offender fails, and so does an entry that is no longer one (remove it).
-KNOWN_OFFENDERS = {
-    "simfl.sim.aloha", "simfl.sim.battery", "simfl.sim.simulation",
-    "simfl.sim.aloha:SlottedAloha", "simfl.sim.battery:Batteries",
-}
-
-
-def test_no_new_module_or_class_over_the_size_limits():
-    new = SIZES.offenders() - KNOWN_OFFENDERS
-    assert not new, (f"over {SIZES.MODULE_LIMIT} lines (module) or {SIZES.CLASS_LIMIT} "
-                     f"(class): split by concept: {sorted(new)}")
-
-
-def test_every_known_offender_still_is_one():
-    gone = KNOWN_OFFENDERS - SIZES.offenders()
-    assert not gone, f"no longer over the limits: take them out of KNOWN_OFFENDERS: {sorted(gone)}"
+def test_no_module_or_class_over_the_size_limits():
+    over = SIZES.offenders()
+    assert not over, (f"over {SIZES.MODULE_LIMIT} lines (module) or {SIZES.CLASS_LIMIT} "
+                      f"(class): split by concept: {sorted(over)}")
 
 
 def test_size_rule_counts_module_and_class_lines(tmp_path):

@@ -1,21 +1,16 @@
 """Device batteries: closed-form drain, one depletion timer per busy device.
 
-Stored energy of every client lives in vectorised arrays (``stored_j`` as of time ``t_ref_s``),
-a :class:`~simfl.sim.battery_store.BatteryStore` that holds the closed forms below.
-Net power is piecewise constant (docs/network-models.md section 3.1): a device draws the power
-of its state (:class:`~simfl.sim.power_model.PowerModel`) from the battery, except inside a
-charging window (:mod:`simfl.sim.charging`), where it runs from the charger and the battery
-follows the charge curve. Between rounds nothing is scheduled. Each device keeps the next time
-at which its availability can change (its idle death E / P, its restart above ``restart_soc``, a
-window edge); when a round opens, the devices that are due are advanced in closed form over the
-constant-power segments (split at the window edges), which finds the idle deaths and the
-restarts exactly. The others are untouched, and their energy stays exact for whenever they are
-next advanced. Only a device at work in a round has a depletion timer; it is re-armed on each of
-its state changes and at each window edge (SimPy cannot cancel a timeout: a generation number
-makes stale timers harmless). When the timer finds the battery empty it interrupts the device's
-process with cause ``"battery"``. Every timer moves the clock: a delay below the float clock's
-resolution (late in long runs, or at absurd power) is one clock step, and a device that rings a
-step late is charged only what its battery held.
+The stored energy of every client and its closed-form evolution over piecewise-constant
+power (idle deaths at E / P, restarts above ``restart_soc`` inside a charging window) are
+a :class:`~simfl.sim.battery_store.BatteryStore`'s. Between rounds nothing is scheduled:
+when a round opens, the devices whose availability may have changed since are advanced
+in closed form, and the others stay untouched until they are next due. Only a device at
+work in a round has a depletion timer; it is re-armed on each of its state changes and at
+each window edge (SimPy cannot cancel a timeout: a generation number makes stale timers
+harmless). When the timer finds the battery empty it interrupts the device's process with
+cause ``"battery"``. Every timer moves the clock: a delay below the float clock's
+resolution (late in long runs, or at absurd power) is one clock step, and a device that
+rings a step late is charged only what its battery held.
 
 Assumptions: a device that dies draws nothing until it restarts; a plugged-in device's load
 comes from the charger; contention transmissions (slotted ALOHA) are charged when their slot

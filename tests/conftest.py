@@ -11,7 +11,7 @@ from simfl.sim.simulation import Simulation
 
 def make_sim(n_clients=4, compute_s=(1.0,), upload_s=1.0, download_s=0.0, deadline_s=10.0,
              p_erasure=0.0, arq=1, clients_per_round=None, overcommit=1.0, seed=0, online=None,
-             battery=None, keep_late=False):
+             battery=None, keep_late=False, mac=None):
     """A Simulation with exact, hand-picked durations (model_bytes = 1000 bytes)."""
     model_bytes = 1000
     compute_s = np.resize(np.asarray(compute_s, dtype=float), n_clients)
@@ -28,7 +28,8 @@ def make_sim(n_clients=4, compute_s=(1.0,), upload_s=1.0, download_s=0.0, deadli
         links={"downlink": link(download_s, 0.0), "uplink": link(upload_s, p_erasure)},
         model_bytes=model_bytes, arq_max_attempts=arq,
         clients_per_round=clients_per_round or n_clients, overcommit=overcommit,
-        deadline_s=deadline_s, battery=battery, keep_late=keep_late)
+        deadline_s=deadline_s, battery=battery, keep_late=keep_late,
+        **({} if mac is None else {"mac": mac}))
 
 
 def vec(*xs):

@@ -17,6 +17,7 @@ from simfl.cli import main
 from simfl.core.errors import ConfigError
 from simfl.core.registry import REGISTRIES
 from simfl.experiment import run_scenario
+from simfl.core.records import MacSlots
 from simfl.sim.continuous import STALL_DEADLINES, ContinuousServer
 
 from conftest import make_sim
@@ -196,6 +197,86 @@ def test_arrivals_per_second_are_concurrency_times_service_rate(c, mu):
     assert abs(rate - c * mu) <= 4 * se, (rate, c * mu, se)
 
 
+# -- slotted ALOHA under the asynchronous modes -----------------------------------------
+
+def aloha_clock(compute_s, access_prob=1.0, slot_s=0.5, **kw):
+    mac = simfl.SlottedAlohaMac(access_prob=access_prob, slot_s=slot_s, channels=1)
+    return clock(compute_s=compute_s, mac=mac, **kw)
+
+
+def test_async_contention_by_hand():
+    # p = 1, slots of 0.5 s, instant transfers. Client 0 is ready at 1.2, transmits in
+    # slot 3 = [1.5, 2) and lands at 2.0 (v0 -> v1); re-invited with v1, ready at 3.2,
+    # slot 7 = [3.5, 4), lands at 4.0. Client 1 is ready at 2.1, slot 5 = [2.5, 3),
+    # lands at 3.0 (sent v0, meets v1 -> v2). Each step's interval holds one busy slot
+    # with one contender, who gets through.
+    _, server = aloha_clock((1.2, 2.1))
+    steps = [server.run_step() for _ in range(3)]
+    got = [(u.client, u.base_version, u.applied_version, u.t_s) for s in steps for u in s.updates]
+    assert got == [(0, 0, 0, 2.0), (1, 0, 1, 3.0), (0, 1, 2, 4.0)]
+    assert [s.mac_slots for s in steps] == [(MacSlots(v, 1, 1, 1),) for v in (0, 1, 2)]
+
+
+def test_async_contenders_that_always_collide_miss_their_deadline_as_collided():
+    # p = 1 and both ready in slot 3: they transmit together in every slot until their
+    # deadline (10 s); no step is made, and the run stalls.
+    sim, server = aloha_clock((1.2, 1.3), deadline_s=10.0)
+    assert server.run_step() is None and server.end_reason == "stall"
+    tail = server.stop()
+    first = [m for m in tail.missing if m.t_s == 10.0]
+    assert [(m.client, m.reason) for m in first] == [(0, "collided"), (1, "collided")]
+    assert sim.mac.tx_slots.min() > 0
+    assert all(s.successes == 0 for s in tail.mac_slots)
+    assert {s.contenders for s in tail.mac_slots} == {2}
+
+
+def test_ideal_mac_steps_carry_no_slot_statistics():
+    _, server = clock()
+    assert server.run_step().mac_slots is None
+
+
+@pytest.mark.parametrize("n_clients, p", [(4, 0.3), (8, 0.15)])
+def test_async_slot_successes_match_slotted_aloha(n_clients, p):
+    """Every client at work (concurrency = n_clients), exponential compute, instant
+    transfers, one channel: in a slot with n contenders each transmits with probability
+    p, so a success has probability q = n p (1 - p)^(n - 1). Over the run's slots with n
+    contenders (those with at least 200), the rate of successes lies within 4 standard
+    errors sqrt(q (1 - q) / slots) of q."""
+    sim = make_sim(n_clients=n_clients, compute_s=(1.0,), upload_s=0.0, deadline_s=1e9,
+                   mac=simfl.SlottedAlohaMac(access_prob=p, slot_s=0.01, channels=1))
+    sim.devices.compute_s = ExponentialCompute(4.0, seed=n_clients)
+    server = ContinuousServer(sim, concurrency=n_clients, buffer_size=1, pick=first_two)
+    totals = {}
+    while (step := server.run_step(600.0)) is not None:
+        assert not step.missing
+        for s in step.mac_slots:
+            total = totals.setdefault(s.contenders, [0, 0])
+            total[0] += s.slots
+            total[1] += s.successes
+    checked = 0
+    for n, (slots, successes) in totals.items():
+        if slots < 200:
+            continue
+        q = n * p * (1 - p) ** (n - 1)
+        se = math.sqrt(q * (1 - q) / slots)
+        assert abs(successes / slots - q) <= 4 * se, (n, slots, successes, q)
+        checked += 1
+    assert checked >= 3
+
+
+def test_every_mode_runs_over_slotted_aloha_and_writes_mac_csv(tmp_path):
+    for mode in ("async", "buffered"):
+        scenario = apply_overrides(small(mode), [("network.mac", "slotted_aloha"),
+                                                 ("network.mac.access_prob", 0.3)])
+        run_scenario(scenario, tmp_path / mode)
+        rounds, mac = rows(tmp_path / mode / "rounds.csv"), rows(tmp_path / mode / "mac.csv")
+        assert {r["round"] for r in mac} <= {r["round"] for r in rounds}
+        granted = sum(int(r["successes"]) for r in mac)
+        got_through = sum(int(r["n_received"]) + int(r["n_erased"]) for r in rounds)
+        assert granted >= got_through > 0  # every upload tried had won a slot first
+        assert all(int(r["successes"]) <= int(r["slots"]) for r in mac)
+
+
 # -- configuration -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("server, field", [
@@ -242,7 +323,7 @@ def small(mode="async", timing_only=True, **server):
 
 
 @pytest.mark.parametrize("section, value, field", [
-    ("network.mac", "slotted_aloha", "network.mac.kind"),
+    ("network.mac", "tdma", "network.mac.kind"),
     ("population.sessions", {"groups": 2}, "population.sessions"),
 ])
 @pytest.mark.parametrize("mode", ["async", "buffered"])

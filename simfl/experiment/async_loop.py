@@ -103,7 +103,8 @@ class ContinuousLoop:
             t_close_s=step.t_close_s, n_available=step.n_available, selected=step.invited,
             received=tuple(Arrival(u.client, u.base_version, u.t_s, u.n_samples)
                            for u in step.updates),
-            missing=step.missing, retries=step.retries, energy_j=step.energy_j)
+            missing=step.missing, retries=step.retries, energy_j=step.energy_j,
+            mac_slots=step.mac_slots)
         self.sampler_state = self.sampler.observe(self.sampler_state, outcome)
         trainer = self.trainer
         trainer.evaluate_due(self.recorder, step.t_close_s, self.version, before_close=True)

@@ -9,8 +9,8 @@ and event log as a synchronous run; it has ``deadline_s`` from its invitation (a
 still busy then is interrupted and counted ``late``; an upload completing exactly at
 its deadline is on time) and a continuous availability model takes it offline when its
 online interval ends. While slots stay free (nobody available) the server looks again
-every ``deadline_s``. Jobs, versions and steps: :mod:`simfl.sim.server_steps`. The MAC
-must be the ideal one: a shared uplink resolves contention per round.
+every ``deadline_s``. Jobs, versions, steps and the MAC (ideal or slotted ALOHA; TDMA
+and the relay schedule rounds): :mod:`simfl.sim.server_steps`.
 """
 
 from __future__ import annotations
@@ -25,11 +25,10 @@ import numpy as np
 import simpy
 from simpy.events import Event as SimpyEvent
 
-from simfl.core.config.network import IdealMac
 from simfl.core.protocols import PopulationView
 from simfl.core.records import Arrival, EventKind, Missing, MissingReason
 from simfl.sim.device import device_round
-from simfl.sim.server_steps import Step, Update
+from simfl.sim.server_steps import Step, Update, open_contention, slots_since
 from simfl.sim.simulation import Simulation
 
 #: ``select(view, k)``: at most k client ids to invite from ``view``
@@ -74,8 +73,7 @@ class ContinuousServer:
 
     def __init__(self, sim: Simulation, *, concurrency: int, buffer_size: int,
                  pick: PickFn, max_steps: int | None = None) -> None:
-        if not isinstance(sim.mac.cfg, IdealMac):
-            raise ValueError("the asynchronous modes need the ideal MAC")
+        open_contention(sim.mac)
         self.sim, self.env, self.devices = sim, sim.env, sim.devices
         self.concurrency, self.buffer_size, self.pick = concurrency, buffer_size, pick
         self.max_steps = max_steps
@@ -110,7 +108,8 @@ class ContinuousServer:
                     tuple(self._invited), tuple(self._updates),
                     tuple(sorted(self._missing, key=lambda m: (m.t_s, m.client))),
                     self.devices.retries - self._retries_before,
-                    self.sim.energy.take_round_energy_j(), stepped)
+                    self.sim.energy.take_round_energy_j(), stepped,
+                    slots_since(self.sim.mac, self.version))
         self._reset(now)
         return step
 

@@ -13,15 +13,24 @@ arrival, FedAsync; K: FedBuff) that makes the next version. Versions are counted
 because they depend on arrivals alone, never on the model: the timing is decided
 first, and the training side computes each step's arrivals from the versions they
 were sent (:meth:`~simfl.sim.continuous.ContinuousServer.needed_versions` says which it must keep).
+
+The MAC is the ideal one or slotted ALOHA, whose contention is open for the whole run
+(one random stream, ``mac/aloha/round/0``, and the per-event model whatever
+``contention`` says: the cohort model needs rounds). Each step reports the slots that
+ended in its interval (``mac.csv``, with the step's version in the ``round`` column).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simfl.core.records import Missing
+import numpy as np
 
-__all__ = ["Step", "Update"]
+from simfl.core.config.network import IdealMac, SlottedAlohaMac
+from simfl.core.records import MacSlots, Missing
+from simfl.sim.access import IdealAccess
+
+__all__ = ["Step", "Update", "merged_slots", "open_contention", "slots_since"]
 
 
 @dataclass(frozen=True)
@@ -51,7 +60,8 @@ class Step:
     steps (horizon, stall or the end of the run), whose ``updates`` are empty.
     ``invited`` lists the invitations sent in the interval (a client twice if invited
     twice), ``missing`` the jobs that failed in it, ``n_available`` the clients free and
-    online at the interval's last look.
+    online at the interval's last look, ``mac_slots`` the contention statistics of the
+    slots that ended in the interval (None: the MAC resolves no contention).
     """
 
     version: int
@@ -64,10 +74,39 @@ class Step:
     retries: int
     energy_j: float
     stepped: bool = True
+    mac_slots: tuple[MacSlots, ...] | None = None
 
     def with_tail(self, tail: "Step") -> "Step":
         """This step with ``tail``'s failures, retries and energy (the run ends at its close)."""
         return Step(self.version, self.t_open_s, max(self.t_close_s, tail.t_close_s),
                     self.n_available, self.invited + tail.invited, self.updates,
                     self.missing + tail.missing, self.retries + tail.retries,
-                    self.energy_j + tail.energy_j, self.stepped)
+                    self.energy_j + tail.energy_j, self.stepped,
+                    merged_slots(self.version, self.mac_slots, tail.mac_slots))
+
+
+def merged_slots(version: int, *parts: tuple[MacSlots, ...] | None
+                 ) -> tuple[MacSlots, ...] | None:
+    """The slot statistics of ``parts`` added up per number of contenders, as ``version``'s
+    (None when every part is None)."""
+    if all(part is None for part in parts):
+        return None
+    totals: dict[int, list[int]] = {}
+    for record in (r for part in parts for r in part or ()):
+        total = totals.setdefault(record.contenders, [0, 0])
+        total[0] += record.slots
+        total[1] += record.successes
+    return tuple(MacSlots(version, n, slots, successes)
+                 for n, (slots, successes) in sorted(totals.items()))
+
+
+def open_contention(mac: IdealAccess) -> None:
+    """Open ``mac``'s contention for the whole run (the ideal MAC or slotted ALOHA)."""
+    if not isinstance(mac.cfg, (IdealMac, SlottedAlohaMac)):
+        raise ValueError("the asynchronous modes need the ideal MAC or slotted ALOHA")
+    mac.open_round(0, np.empty(0, dtype=np.int64))
+
+
+def slots_since(mac: IdealAccess, version: int) -> tuple[MacSlots, ...] | None:
+    """``mac``'s slot statistics since the last call, as ``version``'s."""
+    return merged_slots(version, mac.close_round())

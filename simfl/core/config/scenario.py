@@ -75,9 +75,9 @@ class Scenario(Node):
                     "session restarts the model; a late update from the last one has no place)")
         mode = self.server.mode.kind
         if mode != "sync":  # async, buffered: no rounds
-            require(self.network.mac.kind == "ideal", "network.mac.kind", self.network.mac.kind,
-                    f"ideal with server.mode = {mode!r} (a shared MAC resolves its contention "
-                    "round by round)")
+            require(self.network.mac.kind in ("ideal", "slotted_aloha"), "network.mac.kind",
+                    self.network.mac.kind, f"ideal or slotted_aloha with server.mode = {mode!r} "
+                    "(tdma and relay schedule their uplinks round by round)")
             require(self.population.sessions is None, "population.sessions",
                     "a sessions table", f"none with server.mode = {mode!r} (a session "
                     "restarts the model in rounds)")

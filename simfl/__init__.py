@@ -24,7 +24,8 @@ from simfl.core.config import (
     MoreDataFirst, SinLogNormal, Trace, YCycle, YMaxFirst,
     Average, Continuous, Previous, Similarity,
     # network: channels, rates, MACs
-    ErasureChannel, GilbertElliottChannel, IdealChannel, RayleighChannel, FixedRate,
+    ErasureChannel, GilbertElliottChannel, ContinuousGilbertElliottChannel, IdealChannel,
+    RayleighChannel, FixedRate,
     ShannonRate, IdealMac, RelayMac, SlottedAlohaMac, TdmaMac,
     # scripted kinds (tests and worked examples)
     ScriptedAvailability, ScriptedErasureChannel, ScriptedMac,
@@ -113,7 +114,8 @@ __all__ = [
     "Always", "Bernoulli", "Diurnal", "Ideal", "LessDataFirst", "LogNormal", "Markov",
     "MifaAdversarial", "MoreDataFirst", "SinLogNormal", "Trace", "YCycle", "YMaxFirst",
     "Average", "Continuous", "Previous", "Similarity",
-    "ErasureChannel", "GilbertElliottChannel", "IdealChannel", "RayleighChannel", "FixedRate",
+    "ErasureChannel", "GilbertElliottChannel", "ContinuousGilbertElliottChannel", "IdealChannel",
+    "RayleighChannel", "FixedRate",
     "ShannonRate", "IdealMac", "RelayMac", "SlottedAlohaMac", "TdmaMac",
     "ScriptedAvailability", "ScriptedErasureChannel", "ScriptedMac",
     "CVaR", "FedAR", "FedAvg", "FedAvgIS", "FedAvgS", "FedAvgSWait", "FedLaAvg", "FedProx",

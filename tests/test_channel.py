@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from simfl.core.config import Scenario, apply_overrides, parse_override
-from simfl.core.config.network import (Distance, ErasureChannel, FixedRate,
+from simfl.core.config.network import (ContinuousGilbertElliottChannel, Distance, ErasureChannel,
+                                       FixedRate,
                                        GilbertElliottChannel, IdealChannel, RayleighChannel,
                                        ShannonRate)
 from simfl.core.errors import ConfigError
@@ -21,9 +22,10 @@ SECOND = FixedRate(rate_bps=8000.0)  # 1000 bytes take 1 s
     (lambda: GilbertElliottChannel(p_gb=1.5), "p_gb"),
     (lambda: GilbertElliottChannel(p_gb=0.0, p_bg=0.0), "p_bg"),
     (lambda: GilbertElliottChannel(loss_bad=-0.1), "loss_bad"),
-    (lambda: GilbertElliottChannel(rate_gb_per_s=-1.0), "rate_gb_per_s"),
-    (lambda: GilbertElliottChannel(rate_gb_per_s=0.0, rate_bg_per_s=0.0), "rate_bg_per_s"),
-    (lambda: GilbertElliottChannel(time_model="markov"), "time_model"),
+    (lambda: ContinuousGilbertElliottChannel(rate_gb_per_s=-1.0), "rate_gb_per_s"),
+    (lambda: ContinuousGilbertElliottChannel(rate_gb_per_s=0.0, rate_bg_per_s=0.0),
+     "rate_bg_per_s"),
+    (lambda: ContinuousGilbertElliottChannel(loss_good=1.5), "loss_good"),
     (lambda: RayleighChannel(k_factor=-1.0), "k_factor"),
     (lambda: RayleighChannel(mean_snr_db=math.inf), "mean_snr_db"),
     (lambda: ShannonRate(bandwidth_hz=0.0), "bandwidth_hz"),
@@ -41,7 +43,8 @@ def test_bad_values_raise_config_error_naming_the_field(make, field):
 
 
 def test_new_kinds_are_registered_with_a_summary():
-    for point, name in [("channels", "gilbert_elliott"), ("channels", "rayleigh"),
+    for point, name in [("channels", "gilbert_elliott"), ("channels", "gilbert_elliott_continuous"),
+                        ("channels", "rayleigh"),
                         ("rates", "shannon")]:
         entry = next(e for e in REGISTRIES[point] if e.name == name)
         assert entry.summary
@@ -49,10 +52,10 @@ def test_new_kinds_are_registered_with_a_summary():
 
 def test_kinds_set_from_overrides_round_trip():
     s = apply_overrides(Scenario(), [parse_override(p) for p in (
-        "network.uplink.kind=gilbert_elliott", "network.uplink.time_model=continuous",
+        "network.uplink.kind=gilbert_elliott_continuous",
         "network.uplink.rate_gb_per_s=0.1", "network.downlink.kind=rayleigh",
         "network.downlink.rate.kind=shannon", 'network.downlink.distance={"d_max_m": 50}')])
-    assert s.network.uplink.time_model == "continuous"
+    assert type(s.network.uplink) is ContinuousGilbertElliottChannel
     assert s.network.uplink.rate_gb_per_s == 0.1
     assert s.network.downlink.rate == ShannonRate()
     assert s.network.downlink.distance == Distance(d_max_m=50.0)
@@ -61,7 +64,7 @@ def test_kinds_set_from_overrides_round_trip():
 
 CHANNELS = [
     GilbertElliottChannel(rate=SECOND),
-    GilbertElliottChannel(time_model="continuous", rate=SECOND),
+    ContinuousGilbertElliottChannel(rate=SECOND),
     RayleighChannel(rate=ShannonRate(), k_factor=3.0, distance=Distance()),
     ErasureChannel(rate=SECOND),
 ]
@@ -113,12 +116,12 @@ def test_gilbert_elliott_state_persists_across_rounds():
 
 
 def test_continuous_chain_depends_on_elapsed_time():
-    cfg = GilbertElliottChannel(time_model="continuous", rate_gb_per_s=1e-9, rate_bg_per_s=1e-9,
+    cfg = ContinuousGilbertElliottChannel(rate_gb_per_s=1e-9, rate_bg_per_s=1e-9,
                                 rate=SECOND)
     link, rng = build_link(cfg), np.random.default_rng(0)
     first = [link.transmit(0.0, 1000, rng, client=c).ok for c in range(40)]
     assert [link.transmit(1.0, 1000, rng, client=c).ok for c in range(40)] == first
-    fast = GilbertElliottChannel(time_model="continuous", rate_gb_per_s=100.0, rate=SECOND)
+    fast = ContinuousGilbertElliottChannel(rate_gb_per_s=100.0, rate=SECOND)
     link = build_link(fast)
     assert not any(link.transmit(0.0, 1000, rng, client=c).ok for c in range(40))
     with pytest.raises(ValueError):
@@ -127,7 +130,7 @@ def test_continuous_chain_depends_on_elapsed_time():
 
 def test_continuous_attempt_may_start_before_a_cut_short_one_would_have_ended():
     """A deadline interrupts a 10 s attempt; the next starts at 5 s, inside its airtime."""
-    cfg = GilbertElliottChannel(time_model="continuous", rate_gb_per_s=1e-9, rate_bg_per_s=1e-9,
+    cfg = ContinuousGilbertElliottChannel(rate_gb_per_s=1e-9, rate_bg_per_s=1e-9,
                                 rate=FixedRate(rate_bps=800.0))
     link, rng = build_link(cfg), np.random.default_rng(1)
     first = [link.transmit(0.0, 1000, rng, client=c).ok for c in range(40)]
@@ -244,3 +247,14 @@ def test_arq_transfer_uses_the_sharing_rule_for_wall_time():
                                     on_attempt=lambda radio, wall: seen.append((radio, wall))))
     env.run(proc)
     assert proc.value is True and seen == [(1.0, 7.0)] and env.now == 7.0
+
+
+def test_the_two_gilbert_elliott_kinds_keep_to_their_own_parameters():
+    per_attempt = apply_overrides(Scenario(), [parse_override(p) for p in (
+        "network.uplink=gilbert_elliott", "network.uplink.p_gb=0.3")])
+    assert per_attempt.network.uplink == GilbertElliottChannel(p_gb=0.3)
+    switched = apply_overrides(per_attempt, [("network.uplink", "gilbert_elliott_continuous")])
+    assert switched.network.uplink == ContinuousGilbertElliottChannel()
+    with pytest.raises(ConfigError) as err:
+        apply_overrides(switched, [("network.uplink.p_gb", 0.3)])
+    assert err.value.field == "network.uplink.p_gb"

@@ -24,8 +24,9 @@ def cmd_list(args: argparse.Namespace) -> int:
     topics = [args.topic] if args.topic else list(LIST_TOPICS)
     for topic in topics:
         print(f"{topic}:")
+        width = max([16, *(len(entry.name) for entry in REGISTRIES[topic])])
         for entry in REGISTRIES[topic]:
             paper = f"  [{entry.paper}]" if entry.paper else ""
             plugin = f"(plug-in: {entry.obj.__module__}) " if entry.plugin else ""
-            print(f"  {entry.name:<16} {plugin}{entry.summary}{paper}")
+            print(f"  {entry.name:<{width}} {plugin}{entry.summary}{paper}")
     return 0

@@ -19,7 +19,8 @@ from typing import Any, Callable, Generator, NamedTuple
 import numpy as np
 import simpy
 
-from simfl.core.config.network import (Channel, ErasureChannel, FixedRate, GilbertElliottChannel,
+from simfl.core.config.network import (Channel, ContinuousGilbertElliottChannel, ErasureChannel,
+                                       FixedRate, GilbertElliottChannel,
                                        IdealChannel, RayleighChannel, ShannonRate)
 from simfl.core.rng import RngTree
 
@@ -144,14 +145,22 @@ class RayleighLink(Link):
 
 
 def _gilbert_elliott_link(cfg: Any, rngs: RngTree | None) -> Link:
-    from simfl.sim.gilbert_elliott import gilbert_elliott_link  # its kinds build on Link
+    from simfl.sim.gilbert_elliott import GilbertElliottLink  # its kinds build on Link
 
-    return gilbert_elliott_link(cfg, rngs)
+    return GilbertElliottLink(cfg, rngs)
 
 
-#: the Link of each channel kind (a class, or a function of the config that picks one)
-_LINKS: dict[type[Channel], Callable[[Any, RngTree | None], Link]] = {IdealChannel: Link, ErasureChannel: ErasureLink, RayleighChannel: RayleighLink,
-          GilbertElliottChannel: _gilbert_elliott_link}
+def _continuous_gilbert_elliott_link(cfg: Any, rngs: RngTree | None) -> Link:
+    from simfl.sim.gilbert_elliott import ContinuousGilbertElliottLink
+
+    return ContinuousGilbertElliottLink(cfg, rngs)
+
+
+#: the Link of each channel kind (a class, or a function of the config that builds one)
+_LINKS: dict[type[Channel], Callable[[Any, RngTree | None], Link]] = {
+    IdealChannel: Link, ErasureChannel: ErasureLink, RayleighChannel: RayleighLink,
+    GilbertElliottChannel: _gilbert_elliott_link,
+    ContinuousGilbertElliottChannel: _continuous_gilbert_elliott_link}
 
 
 def build_link(cfg: Channel, rngs: RngTree | None = None) -> Link:

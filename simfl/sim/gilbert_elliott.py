@@ -1,4 +1,5 @@
-"""Gilbert-Elliott links: a two-state (good/bad) loss chain per client, per attempt or in time."""
+"""Gilbert-Elliott links: a two-state (good/bad) loss chain per client, per attempt or in time
+(the kinds ``gilbert_elliott`` and ``gilbert_elliott_continuous``)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import math
 
 import numpy as np
 
-from simfl.core.config.network import GilbertElliottChannel
+from simfl.core.config.network import ContinuousGilbertElliottChannel, GilbertElliottChannel
 from simfl.core.rng import RngTree
 from simfl.sim.channel import Link
 
@@ -49,10 +50,10 @@ class ContinuousGilbertElliottLink(Link):
     than the end of its airtime.
     """
 
-    cfg: GilbertElliottChannel
+    cfg: ContinuousGilbertElliottChannel
     draws = True
 
-    def __init__(self, cfg: GilbertElliottChannel, rngs: RngTree | None = None) -> None:
+    def __init__(self, cfg: ContinuousGilbertElliottChannel, rngs: RngTree | None = None) -> None:
         super().__init__(cfg, rngs)
         #: client -> (bad at its last attempt, end of that sojourn, last attempt start)
         self._seen: dict[int, tuple[bool, float, float]] = {}
@@ -82,9 +83,3 @@ class ContinuousGilbertElliottLink(Link):
             return bool(u < cfg.loss_bad)
         return t_change < t_s + airtime_s or bool(u < cfg.loss_good)
 
-
-def gilbert_elliott_link(cfg: GilbertElliottChannel, rngs: RngTree | None) -> Link:
-    """The link of ``cfg``'s time model."""
-    if cfg.time_model == "continuous":
-        return ContinuousGilbertElliottLink(cfg, rngs)
-    return GilbertElliottLink(cfg, rngs)

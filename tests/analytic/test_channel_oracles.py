@@ -11,7 +11,8 @@ import math
 import numpy as np
 import pytest
 
-from simfl.core.config.network import (ErasureChannel, FixedRate, GilbertElliottChannel,
+from simfl.core.config.network import (ContinuousGilbertElliottChannel, ErasureChannel, FixedRate,
+                                       GilbertElliottChannel,
                                        IdealChannel, RayleighChannel, ShannonRate)
 from simfl.core.rng import RngTree
 from simfl.sim.availability import AlwaysOnline
@@ -125,8 +126,8 @@ def test_oracle_4_continuous_gilbert_elliott_packet_success(oracle):
     n, rate_gb, rate_bg = 40_000, 1 / 50, 1 / 4
     expected = rate_bg / (rate_gb + rate_bg) * math.exp(-rate_gb * 1.0)
     assert expected == pytest.approx(0.90759, abs=1e-5)
-    link = build_link(GilbertElliottChannel(time_model="continuous", rate_gb_per_s=rate_gb,
-                                            rate_bg_per_s=rate_bg, rate=SECOND))
+    link = build_link(ContinuousGilbertElliottChannel(rate_gb_per_s=rate_gb, rate_bg_per_s=rate_bg,
+                                                      rate=SECOND))
     success = 1.0 - attempts(link, n, RngTree(13).stream("channel/uplink/0"), t_step_s=30.0).mean()
     oracle("4 continuous-time GE packet success", expected, success, binomial_tol(expected, n))
 

@@ -1,7 +1,7 @@
 """The scenario tree: frozen, validated dataclasses with units in field names."""
 
-from simfl.core.config.network import (Channel, Distance, ErasureChannel, FixedRate,
-                                       GilbertElliottChannel, IdealChannel, IdealMac, Mac, Network,
+from simfl.core.config.network import (Channel, ContinuousGilbertElliottChannel, Distance,
+                                       ErasureChannel, FixedRate, GilbertElliottChannel, IdealChannel, IdealMac, Mac, Network,
                                        Rate, RayleighChannel, RelayMac, ShannonRate,
                                        SlottedAlohaMac, TdmaMac)
 from simfl.core.config.node import Choice, Node
@@ -34,7 +34,7 @@ __all__ = [
     "LessDataFirst", "LogNormal", "Markov", "MifaAdversarial", "MoreDataFirst", "SinLogNormal",
     "Trace", "YCycle", "YMaxFirst", "Blobs", "Channel",
     "Choice", "Compute", "Dataset", "Digits", "Dirichlet", "Distance", "ErasureChannel", "FedAR",
-    "FedAvg", "FedAvgIS", "FedAvgS", "FedAvgSWait", "FedLaAvg", "FedVARP", "FixedRate", "GilbertElliottChannel",
+    "FedAvg", "FedAvgIS", "FedAvgS", "FedAvgSWait", "FedLaAvg", "FedVARP", "FixedRate", "GilbertElliottChannel", "ContinuousGilbertElliottChannel",
     "IdealChannel", "IdealMac", "Iid", "Logreg", "Mac", "Mifa", "Mlp", "Model", "Native",
     "Network", "Node", "Partition", "Population", "Rate", "RayleighChannel", "Run", "Sampler",
     "Scaffold", "Scenario", "Server", "ShannonRate", "Shards", "Synthetic", "Task", "Uniform",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 from simfl.core.config.checks import finite, non_negative, positive, probability, require
 from simfl.core.config.node import Choice, Node
@@ -83,30 +83,48 @@ class ErasureChannel(Channel):
 
 @dataclass(frozen=True)
 class GilbertElliottChannel(Channel):
-    """Bursty losses: a two-state (Good/Bad) Markov chain per client and direction.
+    """Bursty losses: a Good/Bad Markov chain per client and direction, one step per attempt.
 
-    An attempt is lost with probability ``loss_good`` in Good and ``loss_bad`` in Bad
-    (defaults 0 and 1: the two-parameter Gilbert channel, lost exactly when Bad). Each
-    client's chain starts in the stationary distribution (pi_B = p_gb / (p_gb + p_bg))
-    at its first attempt and keeps its state across attempts and rounds.
-
-    ``time_model = "per_attempt"`` advances the chain one step per attempt of that
-    client, whatever the time between attempts, with transition probabilities ``p_gb``
-    (Good to Bad) and ``p_bg``. ``time_model = "continuous"`` lets the chain run in
-    simulated time with rates ``rate_gb_per_s`` and ``rate_bg_per_s`` (exponential
-    sojourns): an attempt of airtime T that starts Bad is lost with probability
-    ``loss_bad``; one that starts Good is lost if the chain leaves Good before it ends,
-    and otherwise with probability ``loss_good``. The state is sampled lazily, only when
-    the link is used, through the chain's exact transition probabilities over the time since the last use. Each time model reads
-    only its own pair of parameters. Not modelled: any dependence of the chain on
-    distance, SNR or other clients.
+    The chain has two states, Good and Bad. An attempt is lost with probability
+    ``loss_good`` in Good and ``loss_bad`` in Bad (defaults 0 and 1: the two-parameter
+    Gilbert channel, lost exactly when Bad). Each client's chain starts in the stationary
+    distribution (pi_B = p_gb / (p_gb + p_bg)) at its first attempt and keeps its state
+    across attempts and rounds. The chain advances one step per attempt of that client,
+    whatever the time between attempts, with transition probabilities ``p_gb`` (Good to Bad)
+    and ``p_bg``; for a chain that runs in simulated time, see
+    ``gilbert_elliott_continuous``. Not modelled: any dependence of the chain on distance,
+    SNR or other clients.
     """
 
     kind = "gilbert_elliott"
     paper = "Gilbert (1960), Elliott (1963); NTIA gilbert-elliot-model"
-    time_model: Literal["per_attempt", "continuous"] = "per_attempt"
     p_gb: float = 0.02
     p_bg: float = 0.25
+    loss_good: float = 0.0
+    loss_bad: float = 1.0
+
+    def validate(self) -> None:
+        super().validate()
+        probability(self, "p_gb", "p_bg", "loss_good", "loss_bad")
+        require(self.p_gb + self.p_bg > 0, "p_bg", self.p_bg,
+                "p_gb + p_bg > 0 (otherwise the chain has no stationary distribution)")
+
+
+@dataclass(frozen=True)
+class ContinuousGilbertElliottChannel(Channel):
+    """Bursty losses in simulated time: a Good/Bad chain with exponential sojourns.
+
+    Each client and direction has its own chain; it leaves Good at rate ``rate_gb_per_s``
+    and Bad at ``rate_bg_per_s``, and starts in its stationary distribution at the client's
+    first attempt. An attempt of airtime T that starts Bad is lost with probability
+    ``loss_bad``; one that starts Good is lost if the chain leaves Good before it ends, and
+    otherwise with probability ``loss_good``. The state is sampled lazily, only when the
+    link is used, through the chain's exact transition probabilities over the time since the
+    last use. Not modelled: any dependence of the chain on distance, SNR or other clients.
+    """
+
+    kind = "gilbert_elliott_continuous"
+    paper = "Gilbert (1960), Elliott (1963); NTIA gilbert-elliot-model"
     rate_gb_per_s: float = 0.02
     rate_bg_per_s: float = 0.25
     loss_good: float = 0.0
@@ -114,11 +132,9 @@ class GilbertElliottChannel(Channel):
 
     def validate(self) -> None:
         super().validate()
-        probability(self, "p_gb", "p_bg", "loss_good", "loss_bad")
+        probability(self, "loss_good", "loss_bad")
         non_negative(self, "rate_gb_per_s", "rate_bg_per_s")
         finite(self, "rate_gb_per_s", "rate_bg_per_s")
-        require(self.p_gb + self.p_bg > 0, "p_bg", self.p_bg,
-                "p_gb + p_bg > 0 (otherwise the chain has no stationary distribution)")
         require(self.rate_gb_per_s + self.rate_bg_per_s > 0, "rate_bg_per_s",
                 self.rate_bg_per_s, "rate_gb_per_s + rate_bg_per_s > 0")
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simfl.core.config.channel import (Channel, Distance, ErasureChannel, GilbertElliottChannel,
+from simfl.core.config.channel import (Channel, ContinuousGilbertElliottChannel, Distance,
+                                       ErasureChannel, GilbertElliottChannel,
                                        IdealChannel, RayleighChannel)
 from simfl.core.config.checks import positive, require
 from simfl.core.config.mac import (MAX_SLOT_S, MAX_WINDOW, MIN_ACCESS_PROB, MIN_SLOT_S, IdealMac,
@@ -20,7 +21,7 @@ from simfl.core.config.rate import FixedRate, Rate, ShannonRate
 __all__ = [
     "Rate", "FixedRate", "ShannonRate",
     "Distance", "Channel", "IdealChannel", "ErasureChannel", "GilbertElliottChannel",
-    "RayleighChannel",
+    "ContinuousGilbertElliottChannel", "RayleighChannel",
     "Mac", "IdealMac", "TdmaMac", "SlottedAlohaMac", "RelayMac",
     "MIN_SLOT_S", "MAX_SLOT_S", "MIN_ACCESS_PROB", "MAX_WINDOW",
     "Network",

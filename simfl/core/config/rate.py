@@ -32,7 +32,7 @@ class ShannonRate(Rate):
     The SNR is that of the attempt's channel draw (block fading: one SNR per attempt,
     constant during it), so a fading channel's airtime varies from attempt to attempt
     and the loss decision and the airtime come from the same draw. A channel that draws
-    no SNR (ideal, erasure, gilbert_elliott) uses ``snr_db`` instead, shifted per
+    no SNR (ideal, erasure, the Gilbert-Elliott kinds) uses ``snr_db`` instead, shifted per
     client by the channel's ``distance`` if set; fading channels ignore ``snr_db``.
     ``efficiency`` (0 < efficiency <= 1) is the fraction of capacity reached in
     practice (about 0.5 to 0.8 on real links). Not modelled: modulation and coding

@@ -65,7 +65,7 @@ class Batteries(EnergyMeter):
                        ChargingWindow(battery.charging, self.capacity_j, self.restart_j))
         self.store = BatteryStore(soc * battery.capacity_j, self.restart_j, self.window)
 
-    # ---- the store's state (read by the records and the tests)
+    # ---- the store's state that the records and the tests read
 
     @property
     def stored_j(self) -> np.ndarray:
@@ -73,19 +73,9 @@ class Batteries(EnergyMeter):
         return self.store.stored_j
 
     @property
-    def dead(self) -> np.ndarray:
-        """Whether each device is dead (out of energy, not yet restarted)."""
-        return self.store.dead
-
-    @property
     def min_stored_j(self) -> np.ndarray:
         """Lowest stored energy each device reached."""
         return self.store.min_stored_j
-
-    @property
-    def t_flip_s(self) -> np.ndarray:
-        """Next time each idle device's availability may change."""
-        return self.store.t_flip_s
 
     @property
     def last_death_s(self) -> np.ndarray:
@@ -97,13 +87,13 @@ class Batteries(EnergyMeter):
     def alive(self, round: int, t_s: float) -> np.ndarray:
         """Advance every device to ``t_s`` (closed form) and return who has energy."""
         self._round = round
-        due = self._idle(np.flatnonzero(self.t_flip_s <= t_s))
+        due = self._idle(np.flatnonzero(self.store.t_flip_s <= t_s))
         if due.size:
             died, t_died = self._advance(due, t_s, self.power.idle_w, busy=False)
             for client, t_die in zip(due[died].tolist(), t_died[died].tolist()):
                 self._log(Event(t_die, EventKind.BATTERY_DEAD, round, client, "idle"))
             self._plan(due, t_s)
-        alive: np.ndarray = ~self.dead
+        alive: np.ndarray = ~self.store.dead
         return alive
 
     def stored_at(self, t_s: float) -> np.ndarray:
@@ -119,7 +109,7 @@ class Batteries(EnergyMeter):
         return clients[~np.isin(clients, list(self._proc))] if self._proc else clients
 
     def is_dead(self, client: int) -> bool:
-        return bool(self.dead[client])
+        return bool(self.store.dead[client])
 
     def table(self) -> dict[str, np.ndarray]:
         rows = self._table_rows()
@@ -169,7 +159,7 @@ class Batteries(EnergyMeter):
         """(Re-)arm ``client``'s depletion timer for its current state."""
         generation = self._generation.get(client, 0) + 1
         self._generation[client] = generation
-        if self.dead[client]:
+        if self.store.dead[client]:
             return
         now, power_w = self.now_s(), self._busy_w[client]
         delays = []
@@ -200,7 +190,7 @@ class Batteries(EnergyMeter):
             self.used_j[client] -= overdrawn_j  # late in a run): it had only what it held
             self._round_j -= overdrawn_j
             self.min_stored_j[client] = min(lowest_j, 0.0)
-        self.dead[client], self.stored_j[client] = True, 0.0
+        self.store.dead[client], self.stored_j[client] = True, 0.0
         self.deaths[client] += 1
         self.last_death_s[client] = self.now_s()
         self._log(Event(self.now_s(), EventKind.BATTERY_DEAD, self._round, client, "at work"))

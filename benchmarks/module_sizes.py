@@ -74,11 +74,12 @@ def offenders(package: Path = PACKAGE) -> set[str]:
     return out
 
 
-def package_of(module: str) -> str:
+def package_of(module: str, depth: int = 2) -> str:
     """The package a module belongs to for the graph: ``simfl.X`` for anything under
-    ``simfl/X``, ``simfl`` for the root package's own ``__init__``."""
+    ``simfl/X``, ``simfl`` for the root package's own ``__init__`` (``depth`` 3 gives
+    ``simfl.X.Y`` for the subpackages of ``simfl.X``)."""
     parts = module.split(".")
-    return ".".join(parts[:2])
+    return ".".join(parts[:depth])
 
 
 def imported(module: str, path: Path, known: set[str] | dict[str, Path]) -> set[str]:
@@ -101,13 +102,20 @@ def imported(module: str, path: Path, known: set[str] | dict[str, Path]) -> set[
     return {name for name in found if name in known}
 
 
-def package_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
-    """Package -> the other simfl packages its modules import."""
+def package_graph(package: Path = PACKAGE, within: str = "") -> dict[str, set[str]]:
+    """Package -> the other simfl packages its modules import; with ``within`` (e.g.
+    ``simfl.sim``), the subpackages of that package and the imports among them."""
+    depth = within.count(".") + 2 if within else 2
     graph: dict[str, set[str]] = defaultdict(set)
     known = modules(package)
     for name, path in known.items():
-        source = package_of(name)
-        graph[source] |= {package_of(m) for m in imported(name, path, known)} - {source}
+        if within and not name.startswith(within + "."):
+            continue
+        source = package_of(name, depth)
+        targets = {package_of(m, depth) for m in imported(name, path, known)}
+        if within:
+            targets = {t for t in targets if t.startswith(within + ".")}
+        graph[source] |= targets - {source}
     return {k: graph[k] for k in sorted(graph)}
 
 
@@ -131,6 +139,9 @@ def main() -> None:
     print(f"{len(sizes)} modules, {sum(sizes.values())} lines")
     print("imports between packages (package -> the packages it imports):")
     for source, targets in package_graph().items():
+        print(f"  {source} -> {', '.join(sorted(targets)) or '(none)'}")
+    print("inside simfl.sim (module or subpackage -> those it imports):")
+    for source, targets in package_graph(within="simfl.sim").items():
         print(f"  {source} -> {', '.join(sorted(targets)) or '(none)'}")
 
 

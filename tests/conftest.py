@@ -4,8 +4,8 @@ import pytest
 import simfl
 from simfl.core.config import ErasureChannel, FixedRate, IdealChannel
 from simfl.core.rng import RngTree
-from simfl.sim.availability import AlwaysOnline
-from simfl.sim.channel import build_link
+from simfl.sim.availability.rounds import AlwaysOnline
+from simfl.sim.links.channel import build_link
 from simfl.sim.simulation import Simulation
 
 

@@ -12,8 +12,8 @@ import pytest
 
 from conftest import everyone, make_sim
 from simfl.core.config import SlottedAlohaMac
-from simfl.sim.aloha_cohort import UNDECIDED, contend
-from simfl.sim.mac import build_mac
+from simfl.sim.mac.aloha.cohort import UNDECIDED, contend
+from simfl.sim.mac.kinds import build_mac
 
 
 def with_mac(sim, cfg):

@@ -11,8 +11,8 @@ from simfl.core.config import (Diurnal, LessDataFirst, LogNormal, Markov, MifaAd
                                MoreDataFirst, SinLogNormal, Trace, YCycle, YMaxFirst)
 from simfl.core.errors import ConfigError
 from simfl.core.rng import RngTree
-from simfl.sim import trace as tr
-from simfl.sim.availability import build_availability
+from simfl.sim.traces import formats as tr
+from simfl.sim.availability.models import build_availability
 
 RNGS = RngTree(0)
 

@@ -13,10 +13,10 @@ from simfl.core.errors import ConfigError
 from simfl.core.rng import RngTree
 from simfl.metrics.rundir import read_csv
 from simfl.metrics.invariants import check_energy
-from simfl.sim.availability import AlwaysOnline
-from simfl.sim.battery import Batteries
-from simfl.sim.energy_source import InfiniteEnergy
-from simfl.sim.channel import build_link
+from simfl.sim.availability.rounds import AlwaysOnline
+from simfl.sim.energy.battery import Batteries
+from simfl.sim.energy.source import InfiniteEnergy
+from simfl.sim.links.channel import build_link
 from simfl.sim.simulation import Simulation
 
 HOUR = 3600.0
@@ -330,7 +330,7 @@ def test_a_device_never_spends_more_than_its_battery_held():
 # ---- the split: power model, charging window, energy sources
 
 def test_power_model_prices_each_state():
-    from simfl.sim.power_model import PowerModel
+    from simfl.sim.energy.power_model import PowerModel
 
     fixed = PowerModel(Energy(idle_w=0.5, compute_w=3.0, tx_w=2.0, rx_w=1.0))
     assert fixed.state_w("compute") == (3.0, None) and fixed.state_w("idle") == (0.5, None)
@@ -343,7 +343,7 @@ def test_power_model_prices_each_state():
 
 
 def test_charging_window_wraps_midnight_and_no_charging_never_plugs():
-    from simfl.sim.charging import ChargingWindow, NoCharging
+    from simfl.sim.energy.charging import ChargingWindow, NoCharging
 
     window = ChargingWindow(Charging(power_w=10.0, start_hour=22.0, end_hour=6.0), 3600.0, 180.0)
     assert window.plugged(23 * HOUR, 23.5 * HOUR) and window.plugged(1 * HOUR, 2 * HOUR)
@@ -358,7 +358,7 @@ def test_charging_window_wraps_midnight_and_no_charging_never_plugs():
 
 
 def test_build_energy_source_picks_batteries_or_an_infinite_meter():
-    from simfl.sim.battery import build_energy_source
+    from simfl.sim.energy.battery import build_energy_source
 
     infinite = build_energy_source(3, None, Energy())
     assert isinstance(infinite, InfiniteEnergy) and infinite.alive(0, 0.0).all()

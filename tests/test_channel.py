@@ -13,7 +13,7 @@ from simfl.core.config.network import (ContinuousGilbertElliottChannel, Distance
 from simfl.core.errors import ConfigError
 from simfl.core.registry import REGISTRIES
 from simfl.core.rng import RngTree
-from simfl.sim.channel import build_link
+from simfl.sim.links.channel import build_link
 
 SECOND = FixedRate(rate_bps=8000.0)  # 1000 bytes take 1 s
 
@@ -215,7 +215,7 @@ def test_transmit_without_client_still_works():
 def test_arq_transfer_retries_back_to_back_and_reports_each_attempt():
     import simpy
 
-    from simfl.sim.channel import arq_transfer
+    from simfl.sim.links.channel import arq_transfer
 
     env = simpy.Environment()
     link = build_link(ErasureChannel(p=0.5, rate=FixedRate(rate_bps=8000.0)))  # 1 s attempts
@@ -237,7 +237,7 @@ def test_arq_transfer_retries_back_to_back_and_reports_each_attempt():
 def test_arq_transfer_uses_the_sharing_rule_for_wall_time():
     import simpy
 
-    from simfl.sim.channel import arq_transfer
+    from simfl.sim.links.channel import arq_transfer
 
     env = simpy.Environment()
     link = build_link(IdealChannel(rate=FixedRate(rate_bps=8000.0)))

@@ -117,7 +117,7 @@ def test_run_directory_names_every_column_reason_and_event_kind():
     from simfl.core.config import Battery, Energy
     from simfl.core.rng import RngTree
     from simfl.metrics.rundir import EVAL_COLUMNS, EVENT_COLUMNS, MAC_COLUMNS, ROUND_COLUMNS
-    from simfl.sim.battery import Batteries
+    from simfl.sim.energy.battery import Batteries
 
     names = documented("run-directory.md")
     clients = Batteries(2, Battery(), Energy(), RngTree(0)).table()

@@ -133,7 +133,8 @@ def test_core_needs_neither_simpy_nor_torch():
 def test_every_registered_kind_has_an_implementation():
     from simfl import algorithms
     from simfl.core.registry import REGISTRIES
-    from simfl.sim import availability, channel
+    from simfl.sim.availability import models as availability
+    from simfl.sim.links import channel
 
     implemented = {
         "aggregators": algorithms.AGGREGATORS, "samplers": algorithms.SAMPLERS,
@@ -188,3 +189,51 @@ def test_package_graph_follows_every_form_of_import(tmp_path):
     graph = SIZES.package_graph(package)
     assert graph == {"simfl": set(), "simfl.core": set(), "simfl.sim": {"simfl.core"},
                      "simfl.metrics": {"simfl.sim"}}
+
+
+def _defined_names(module_file: Path) -> set[str]:
+    """The names a module itself binds at top level (functions, classes, assignments)."""
+    names = set()
+    for node in ast.walk(ast.parse(module_file.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def test_inside_the_simulation_each_name_comes_from_the_module_that_defines_it():
+    """No re-exports inside simfl.sim: ``from simfl.sim.X import name`` names a module of
+    X or something X itself defines, so the layout shows where each concept lives."""
+    wrong = []
+    for path in sorted((PACKAGE / "sim").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.ImportFrom) and node.module
+                    and node.module.startswith("simfl.sim")):
+                continue
+            folder = ROOT.joinpath(*node.module.split("."))
+            source = folder.with_suffix(".py") if folder.with_suffix(".py").exists() \
+                else folder / "__init__.py"
+            for alias in node.names:
+                is_module = (folder / f"{alias.name}.py").exists() or (folder / alias.name).is_dir()
+                if not is_module and alias.name not in _defined_names(source):
+                    wrong.append(f"{path.relative_to(ROOT)}: {alias.name} from {node.module}")
+    assert not wrong, wrong
+
+
+def test_the_simulation_subpackages_import_each_other_without_cycles():
+    graph = SIZES.package_graph(within="simfl.sim")
+    assert {"simfl.sim.mac", "simfl.sim.links", "simfl.sim.energy", "simfl.sim.rounds",
+            "simfl.sim.availability", "simfl.sim.traces"} <= set(graph)
+    done: set[str] = set()
+
+    def visit(node: str, path: tuple[str, ...]) -> None:
+        assert node not in path, f"import cycle: {' -> '.join(path + (node,))}"
+        if node not in done:
+            for target in graph.get(node, ()):
+                visit(target, path + (node,))
+            done.add(node)
+
+    for node in graph:
+        visit(node, ())

@@ -10,10 +10,11 @@ from simfl import apply_overrides, run
 from simfl.cli import main as cli_main
 from simfl.core.config import RelayMac, SlottedAlohaMac, TdmaMac, parse_override
 from simfl.core.errors import ConfigError
-from simfl.sim import aloha as aloha_module
-from simfl.sim import aloha_queue as aloha_queue_module
-from simfl.sim import relay as relay_module
-from simfl.sim.mac import build_mac, tdma_finish_s
+from simfl.sim.mac.aloha import contention as aloha_module
+from simfl.sim.mac.aloha import queue as aloha_queue_module
+from simfl.sim.mac import relay as relay_module
+from simfl.sim.mac.kinds import build_mac
+from simfl.sim.mac.tdma import tdma_finish_s
 
 
 def with_mac(sim, cfg):
@@ -215,7 +216,7 @@ def test_server_side_never_reads_the_relay_probabilities(tiny_scenario, tmp_path
 # ---- TDMA energy: waiting for the slot costs idle power, transmitting costs the airtime
 
 def _tdma_energy_sim(energy, mode):
-    from simfl.sim.energy_source import InfiniteEnergy
+    from simfl.sim.energy.source import InfiniteEnergy
 
     # three clients, 0.25 s of airtime each, frames of 3 x 0.1 s slots from t = 0
     return with_mac(make_sim(n_clients=3, compute_s=(0.0,), upload_s=0.25, deadline_s=10.0,
@@ -258,7 +259,7 @@ def test_relay_aloha_with_a_billion_slots_is_instant():
     import numpy as np
 
     from simfl.core.rng import RngTree
-    from simfl.sim.mac import aloha_heard
+    from simfl.sim.mac.relay import aloha_heard
 
     rng = RngTree(0).stream("relay")
     started = time.perf_counter()
@@ -299,7 +300,7 @@ def test_aloha_smallest_access_probability_runs_without_overflow():
 def _granted_in_turn(data_phase, channels=1, energy=None, deadline_s=10.0):
     """Clients ready at 0, 0.05 and 0.25 s transmit alone in slots 0, 1 and 3 (0.1 s
     slots, access prob 1), so they are granted at 0.1, 0.2 and 0.4 s; uploads take 1 s."""
-    from simfl.sim.energy_source import InfiniteEnergy
+    from simfl.sim.energy.source import InfiniteEnergy
 
     battery = None if energy is None else InfiniteEnergy(3, energy)
     sim = make_sim(n_clients=3, compute_s=(0.0, 0.05, 0.25), upload_s=1.0,

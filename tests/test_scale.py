@@ -17,8 +17,9 @@ import pytest
 import simfl
 from simfl.core.config import apply_overrides, parse_override
 from simfl.experiment import run_scenario
-from simfl.sim import clocked_round, fast_round
-from simfl.sim.access import per_client
+from simfl.sim.rounds import clocked as clocked_round
+from simfl.sim.rounds import fast as fast_round
+from simfl.sim.mac.access import per_client
 
 TABLES = ("rounds.csv", "clients.csv", "events.csv", "mac.csv")
 ALOHA = ("network.mac.kind=slotted_aloha", "network.mac.access_prob=0.05",
@@ -136,7 +137,7 @@ def test_the_fast_round_keeps_slotted_aloha_throughput(monkeypatch):
     from conftest import everyone, make_sim
 
     from simfl.core.config import SlottedAlohaMac
-    from simfl.sim.mac import build_mac
+    from simfl.sim.mac.kinds import build_mac
 
     ran = []
     run = fast_round.FastRound.run

@@ -14,8 +14,8 @@ from simfl.core.config import (AllAvailable, Population, Sessions, apply_overrid
                                parse_override)
 from simfl.core.errors import ConfigError
 from simfl.core.rng import RngTree
-from simfl.sim.availability import AlwaysOnline, BernoulliOnline
-from simfl.sim.sessions import SessionOnline
+from simfl.sim.availability.rounds import AlwaysOnline, BernoulliOnline
+from simfl.sim.availability.sessions import SessionOnline
 
 T = lambda *v: torch.tensor(v, dtype=torch.float64)  # noqa: E731
 

@@ -6,7 +6,7 @@ import pytest
 from conftest import everyone, make_sim
 from simfl.core.config import Bernoulli
 from simfl.core.rng import RngTree
-from simfl.sim.availability import BernoulliOnline
+from simfl.sim.availability.rounds import BernoulliOnline
 
 
 def reasons(outcome):
@@ -236,11 +236,11 @@ def test_a_device_round_runs_on_its_collaborators_alone():
 
     from simfl.core.config import Energy, ErasureChannel, FixedRate, IdealChannel, IdealMac
     from simfl.core.records import EventKind, MissingReason
-    from simfl.sim.channel import Links, build_link
-    from simfl.sim.device import Devices, device_round
-    from simfl.sim.energy_source import InfiniteEnergy
+    from simfl.sim.links.channel import Links, build_link
+    from simfl.sim.rounds.device import Devices, device_round
+    from simfl.sim.energy.source import InfiniteEnergy
     from simfl.sim.event_log import EventLog
-    from simfl.sim.mac import build_mac
+    from simfl.sim.mac.kinds import build_mac
 
     env, rngs, log = simpy.Environment(), RngTree(0), EventLog()
     energy = InfiniteEnergy(1, Energy(compute_w=2.0, rx_w=0.0, tx_w=1.0))
@@ -276,9 +276,9 @@ def test_built_collaborators_are_injected_and_must_share_the_clock():
     import simpy
 
     from simfl.core.config import Energy, SlottedAlohaMac
-    from simfl.sim.channel import Links
-    from simfl.sim.energy_source import InfiniteEnergy
-    from simfl.sim.mac import build_mac
+    from simfl.sim.links.channel import Links
+    from simfl.sim.energy.source import InfiniteEnergy
+    from simfl.sim.mac.kinds import build_mac
     from simfl.sim.simulation import Simulation
 
     template = make_sim(n_clients=2, compute_s=(0.0,), upload_s=1.0, deadline_s=1.0)

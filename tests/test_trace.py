@@ -13,7 +13,7 @@ import pytest
 from simfl.cli import main as cli_main
 from simfl.core.config import Trace
 from simfl.core.errors import ConfigError
-from simfl.sim import trace as tr
+from simfl.sim.traces import formats as tr
 
 FIELD = "population.availability.path"
 

@@ -32,7 +32,7 @@ from simfl.experiment.training import Trainer
 from simfl.metrics.rundir import fresh_run_dir
 from simfl.metrics.updates import StepRecorder, UpdatesWriter
 from simfl.sim.continuous import STALL_DEADLINES, ContinuousServer
-from simfl.sim.server_steps import Step
+from simfl.sim.rounds.server_steps import Step
 from simfl.sim.simulation import Simulation
 
 

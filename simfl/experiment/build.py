@@ -22,11 +22,11 @@ from simfl.core.registry import registry
 from simfl.core.rng import RngTree
 from simfl.experiment.probe import RunProbe
 from simfl.experiment.trainer import NullTrainer, Trainer
-from simfl.sim.availability import build_availability
-from simfl.sim.battery import build_energy_source
-from simfl.sim.channel import Links, build_link
-from simfl.sim.mac import build_mac
-from simfl.sim.sessions import SessionOnline
+from simfl.sim.availability.models import build_availability
+from simfl.sim.energy.battery import build_energy_source
+from simfl.sim.links.channel import Links, build_link
+from simfl.sim.mac.kinds import build_mac
+from simfl.sim.availability.sessions import SessionOnline
 from simfl.sim.simulation import Simulation
 
 #: client-side training rules (the built-ins and any registered plug-in)

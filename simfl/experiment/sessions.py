@@ -9,7 +9,7 @@ import numpy as np
 from simfl.core.config import Continuous, Sessions, Similarity, Task
 from simfl.core.rng import RngTree
 from simfl.experiment.compute import _Trainer
-from simfl.sim.sessions import SessionOnline
+from simfl.sim.availability.sessions import SessionOnline
 
 
 class NoSessions:

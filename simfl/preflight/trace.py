@@ -13,7 +13,7 @@ def check_trace(scenario: Scenario) -> None:
     """A trace availability model's file exists and parses."""
     availability = scenario.population.availability
     if isinstance(availability, Trace):
-        from simfl.sim.trace import load_trace
+        from simfl.sim.traces.formats import load_trace
 
         if not os.path.isfile(availability.path):
             raise ConfigError("population.availability.path", availability.path,

@@ -4,13 +4,13 @@ There are no rounds. The server keeps ``concurrency`` clients working: whenever 
 device finishes or fails it looks at who it believes is online (the availability model
 and the energy source, as in a synchronous round, minus the clients already at work)
 and asks the sampler for as many clients as there are free slots. Each invited client
-runs :func:`~simfl.sim.device.device_round` on the same devices, links, energy source
+runs :func:`~simfl.sim.rounds.device.device_round` on the same devices, links, energy source
 and event log as a synchronous run; it has ``deadline_s`` from its invitation (a device
 still busy then is interrupted and counted ``late``; an upload completing exactly at
 its deadline is on time) and a continuous availability model takes it offline when its
 online interval ends. While slots stay free (nobody available) the server looks again
 every ``deadline_s``. Jobs, versions, steps and the MAC (ideal or slotted ALOHA; TDMA
-and the relay schedule rounds): :mod:`simfl.sim.server_steps`.
+and the relay schedule rounds): :mod:`simfl.sim.rounds.server_steps`.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from simpy.events import Event as SimpyEvent
 
 from simfl.core.protocols import PopulationView
 from simfl.core.records import Arrival, EventKind, Missing, MissingReason
-from simfl.sim.device import device_round
-from simfl.sim.server_steps import Step, Update, open_contention, slots_since
+from simfl.sim.rounds.device import device_round
+from simfl.sim.rounds.server_steps import Step, Update, open_contention, slots_since
 from simfl.sim.simulation import Simulation
 
 #: ``select(view, k)``: at most k client ids to invite from ``view``

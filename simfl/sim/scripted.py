@@ -1,7 +1,7 @@
 """The scripted kinds' behaviour (configs in :mod:`simfl.core.config.scripted`).
 
-Importing this module adds them to the builders' maps of :mod:`simfl.sim.channel`,
-:mod:`simfl.sim.mac` and :mod:`simfl.sim.availability` (``simfl.sim`` imports it).
+Importing this module adds them to the builders' maps of :mod:`simfl.sim.links.channel`,
+:mod:`simfl.sim.mac.kinds` and :mod:`simfl.sim.availability.models` (``simfl.sim`` imports it).
 None of them draws a random number.
 """
 
@@ -13,7 +13,9 @@ import simpy
 from simfl.core.config.scripted import ScriptedAvailability, ScriptedErasureChannel, ScriptedMac
 from simfl.core.errors import ConfigError
 from simfl.core.rng import RngTree
-from simfl.sim import availability, channel, mac
+from simfl.sim.availability import models as availability
+from simfl.sim.links import channel
+from simfl.sim.mac import kinds as mac
 
 
 class ScriptedErasureLink(channel.Link):

@@ -2,12 +2,12 @@
 
 Rounds are synchronous. When a round opens the server looks at who it believes is
 online, asks the sampler for clients, and each invited client does its round's work
-(download, compute, upload: :mod:`simfl.sim.device`). Over-selection (``overcommit`` >
+(download, compute, upload: :mod:`simfl.sim.rounds.device`). Over-selection (``overcommit`` >
 1) sends ``n_invites = ceil(overcommit * clients_per_round)`` invitations and closes the
 round at the ``clients_per_round``-th arrival (FedScale-style). How the server waits
-and the late devices kept at work (``keep_late``) are :mod:`simfl.sim.clocked_round`'s;
-the common round runs in one loop instead (:mod:`simfl.sim.fast_round`), with the same
-numbers (:mod:`simfl.sim.round_loops` picks the loop). Tie rule: an upload that
+and the late devices kept at work (``keep_late``) are :mod:`simfl.sim.rounds.clocked`'s;
+the common round runs in one loop instead (:mod:`simfl.sim.rounds.fast`), with the same
+numbers (:mod:`simfl.sim.rounds.loops` picks the loop). Tie rule: an upload that
 completes exactly at the deadline is on time (the deadline is a
 :class:`~simfl.sim.clock.LateEvents` event: everything scheduled for its instant runs
 first). Collaborators (the clock, the links, the MAC, the energy source) are built
@@ -29,21 +29,21 @@ from simfl.core.protocols import PopulationView
 from simfl.core.records import (Arrival, Event, EventKind, MacSlots, Missing, MissingReason,
                                 RoundOutcome)
 from simfl.core.rng import RngTree
-from simfl.sim.access import IdealAccess
-from simfl.sim.channel import Link, Links
+from simfl.sim.mac.access import IdealAccess
+from simfl.sim.links.channel import Link, Links
 from simfl.sim.clock import LateEvents
-from simfl.sim.device import ComputeTimes, Devices
-from simfl.sim.energy_source import EnergyMeter, InfiniteEnergy
+from simfl.sim.rounds.device import ComputeTimes, Devices
+from simfl.sim.energy.source import EnergyMeter, InfiniteEnergy
 from simfl.sim.event_log import EventLog
-from simfl.sim.mac import build_mac
-from simfl.sim.query import run_query
-from simfl.sim.round_loops import RoundLoops
+from simfl.sim.mac.kinds import build_mac
+from simfl.sim.rounds.query import run_query
+from simfl.sim.rounds.loops import RoundLoops
 
 SelectFn = Callable[[PopulationView], np.ndarray]
 
 
 class Online(Protocol):
-    """Who is online when (:mod:`simfl.sim.availability`)."""
+    """Who is online when (:mod:`simfl.sim.availability.models`)."""
 
     def online(self, round: int, t_s: float) -> np.ndarray:
         """A mask of the clients online at ``t_s`` (round ``round`` opens then)."""
@@ -66,13 +66,13 @@ class Simulation:
     online:
         Availability model with ``online(round, t_s) -> bool mask``.
     links:
-        The downlink and the uplink (:class:`~simfl.sim.channel.Links`, or a dict with
+        The downlink and the uplink (:class:`~simfl.sim.links.channel.Links`, or a dict with
         keys ``"downlink"`` and ``"uplink"``).
     battery:
-        The energy source (:func:`simfl.sim.battery.build_energy_source`); None:
+        The energy source (:func:`simfl.sim.energy.battery.build_energy_source`); None:
         infinite energy at the default powers.
     mac:
-        The uplink MAC, built on ``env`` (:func:`simfl.sim.mac.build_mac`, told to charge
+        The uplink MAC, built on ``env`` (:func:`simfl.sim.mac.kinds.build_mac`, told to charge
         contention transmissions to ``battery``), or its config (built here).
     env:
         The clock (a new one if None; required with a built MAC).
@@ -196,7 +196,7 @@ class Simulation:
     def run_query(self, round: int, clients: np.ndarray, work_samples: np.ndarray,
                   reply_bytes: int, stream: str) -> np.ndarray:
         """Ask ``clients`` something and wait for their answers; return who answered
-        (sorted). See :func:`simfl.sim.query.run_query`."""
+        (sorted). See :func:`simfl.sim.rounds.query.run_query`."""
         return run_query(self.devices, self.late, round, clients, work_samples, reply_bytes,
                          stream, self.deadline_s)
 

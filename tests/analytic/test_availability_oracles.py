@@ -13,8 +13,9 @@ from simfl.core.config import (Bernoulli, Diurnal, LessDataFirst, LogNormal, Mar
                                MifaAdversarial, MoreDataFirst, SinLogNormal, Trace, YCycle,
                                YMaxFirst)
 from simfl.core.rng import RngTree
-from simfl.sim import trace as tr
-from simfl.sim.availability import TraceOnline, build_availability
+from simfl.sim.traces import formats as tr
+from simfl.sim.availability.events import TraceOnline
+from simfl.sim.availability.models import build_availability
 
 N_CLIENTS, ROUNDS = 40, 2400  # 2400 = 24 x 100: whole SLN days and YC cycles
 

@@ -14,7 +14,7 @@ import pytest
 from conftest import make_sim
 from simfl.core.config import Battery, Charging, Energy
 from simfl.core.rng import RngTree
-from simfl.sim.battery import Batteries
+from simfl.sim.energy.battery import Batteries
 
 P_W = 0.5
 CAPACITY_J = 100.0

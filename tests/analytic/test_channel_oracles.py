@@ -15,8 +15,8 @@ from simfl.core.config.network import (ContinuousGilbertElliottChannel, ErasureC
                                        GilbertElliottChannel,
                                        IdealChannel, RayleighChannel, ShannonRate)
 from simfl.core.rng import RngTree
-from simfl.sim.availability import AlwaysOnline
-from simfl.sim.channel import build_link
+from simfl.sim.availability.rounds import AlwaysOnline
+from simfl.sim.links.channel import build_link
 from simfl.sim.simulation import Simulation
 
 SECOND = FixedRate(rate_bps=8000.0)  # 1000 bytes take 1 s

@@ -18,7 +18,8 @@ import simpy
 from conftest import everyone, make_sim
 from simfl.core.config import RelayMac, SlottedAlohaMac, TdmaMac
 from simfl.core.rng import RngTree
-from simfl.sim.mac import Relay, build_mac
+from simfl.sim.mac.kinds import build_mac
+from simfl.sim.mac.relay import Relay
 
 SLOTS = 20_000
 

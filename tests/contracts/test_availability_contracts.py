@@ -17,8 +17,9 @@ import pytest
 from simfl.core.config import Availability, Trace
 from simfl.core.config.scripted import ScriptedAvailability
 from simfl.core.rng import RngTree
-from simfl.sim import availability as availability_module
-from simfl.sim.availability import PerRoundModel, build_availability
+from simfl.sim.availability import models as availability_module
+from simfl.sim.availability.models import build_availability
+from simfl.sim.availability.rounds import PerRoundModel
 
 from .kinds import config_of, kinds, registered_for_now
 

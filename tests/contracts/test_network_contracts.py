@@ -1,6 +1,6 @@
 """The contracts of the network's extension points, for every registered kind.
 
-channels  ``build_link(cfg, rngs)`` gives a :class:`simfl.sim.channel.Link` whose
+channels  ``build_link(cfg, rngs)`` gives a :class:`simfl.sim.links.channel.Link` whose
           ``transmit`` returns a Delivery (``ok`` a bool, a positive airtime set by the
           rate alone), the same deliveries again from the same seed and streams, and
           needs no generator when ``draws`` is False.
@@ -23,10 +23,12 @@ from simfl.core.config.network import Channel, IdealChannel, Mac
 from simfl.core.config.scripted import ScriptedErasureChannel, ScriptedMac
 from simfl.core.records import MacSlots
 from simfl.core.rng import RngTree
-from simfl.sim import channel as channel_module
-from simfl.sim import mac as mac_module
-from simfl.sim.channel import Delivery, FixedRate, Link, build_link
-from simfl.sim.mac import IdealAccess, build_mac
+from simfl.sim.links import channel as channel_module
+from simfl.sim.mac import kinds as mac_module
+from simfl.core.config.rate import FixedRate
+from simfl.sim.links.channel import Delivery, Link, build_link
+from simfl.sim.mac.access import IdealAccess
+from simfl.sim.mac.kinds import build_mac
 
 from .kinds import config_of, kinds, registered_for_now
 

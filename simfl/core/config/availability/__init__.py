@@ -1,6 +1,6 @@
 """Availability models: when a registered client is online and can be selected.
 
-Two families (semantics in :mod:`simfl.sim.availability`):
+Two families (semantics in :mod:`simfl.sim.availability.models`):
 
 * **per-round** models draw every client's state when a round opens, independently
   per round, and keep it for the whole round (``bernoulli``, the seven FedGS modes,

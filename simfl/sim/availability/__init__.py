@@ -1,0 +1,1 @@
+"""Availability: which registered clients are online, per round or in continuous time, and sessions."""

@@ -1,0 +1,1 @@
+"""Device energy: sources (batteries, infinite), charging windows and the power per activity."""

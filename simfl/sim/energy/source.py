@@ -1,0 +1,246 @@
+"""Where the devices' energy comes from, and the meter of what their round work spends.
+
+:class:`InfiniteEnergy` is the source without a store: it meters the energy of round
+work (rx, compute, tx, and waiting for medium access) and never stops a device. The
+finite source, :class:`simfl.sim.energy.battery.Batteries`, meters the same way and adds the
+stored energy, depletion and charging. Devices talk to either through the same calls:
+:meth:`~EnergyMeter.begin` a round's work, :meth:`~EnergyMeter.switch` state,
+:meth:`~EnergyMeter.end` it; a contention MAC charges its transmissions through
+:meth:`~EnergyMeter.charge_transmissions`.
+
+Power is piecewise constant: each device at work draws the power of its state from its
+last state change (``t_ref_s``) on, and the energy is settled at the next change.
+Work outside a round (a sampler's query exchange, never begun) is not charged.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Protocol, Sequence
+
+import numpy as np
+import simpy
+
+from simfl.core.config.energy import Energy
+from simfl.core.records import Event
+from simfl.sim.energy.power_model import PowerModel
+
+#: ``timer(delay_s)``: an event that fires after every ordinary event of its instant
+Timer = Callable[[float], simpy.Event]
+
+
+class Work(Protocol):
+    """A device's round work (a SimPy process, or the same steps on event callbacks)."""
+
+    @property
+    def is_alive(self) -> bool: ...
+
+    def interrupt(self, cause: str) -> None: ...
+
+
+class EnergyMeter:
+    """Energy spent by ``n_clients`` devices on round work, with nothing stored behind it."""
+
+    def __init__(self, n_clients: int, power: PowerModel) -> None:
+        self.power = power
+        self.n_clients = n_clients
+        self.used_j = np.zeros(n_clients)  # energy spent on round work (rx, compute, tx)
+        self.t_ref_s = np.zeros(n_clients)
+        self.deaths = np.zeros(n_clients, dtype=np.int64)
+        self._busy_w: dict[int, float] = {}  # power of each device at work in a round
+        self._proc: dict[int, Work] = {}
+        self._round_j = 0.0
+        self._round = -1  # the round open now (for the event records)
+        self.env: simpy.Environment | None = None
+        #: where the time comes from when not from the clock (a loop that runs a round's
+        #: events without it sets this)
+        self.time_source: Callable[[], float] | None = None
+
+    @property
+    def energy(self) -> Energy:
+        return self.power.energy
+
+    def bind(self, env: simpy.Environment | None, timer: Timer | None,
+             log: Callable[[Event], None]) -> None:
+        """Attach to the simulation clock; ``timer(delay_s)`` makes a depletion timer that
+        fires after every ordinary event of its instant (so work that needs exactly the
+        energy left completes); ``log`` takes event records."""
+        self.env, self._timer, self._log = env, timer, log
+
+    # ---- population side
+
+    def alive(self, round: int, t_s: float) -> np.ndarray:
+        """Who has energy at ``t_s`` (everyone)."""
+        self._round = round
+        return np.ones(self.n_clients, dtype=bool)
+
+    def is_dead(self, client: int) -> bool:
+        return False
+
+    def take_round_energy_j(self) -> float:
+        """Energy spent on round work since the last call."""
+        spent, self._round_j = self._round_j, 0.0
+        return spent
+
+    def table(self) -> dict[str, np.ndarray]:
+        """Per-client records of every device that spent energy or died."""
+        return self._table(self._table_rows())
+
+    def _table_rows(self) -> np.ndarray:
+        return np.flatnonzero((self.used_j > 0) | (self.deaths > 0))
+
+    def _table(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        return {"client": rows, "energy_j": self.used_j[rows], "battery_deaths": self.deaths[rows]}
+
+    # ---- device side
+
+    def begin(self, client: int, process: Work) -> None:
+        """``client`` starts its round work in ``process`` (interrupted if it dies)."""
+        self._settle(client)
+        self._proc[client] = process
+
+    def switch(self, client: int, state: str, n_bits: float = 0.0, airtime_s: float = 0.0,
+               wall_s: float | None = None) -> None:
+        """``client`` enters ``state`` (``idle``, ``rx``, ``compute``, ``tx``) now.
+
+        A transfer attempt passes its ``n_bits``, the ``airtime_s`` its radio is on and,
+        when a MAC makes it last longer (TDMA slots), its ``wall_s``: the device then
+        draws, over ``wall_s``, the average of the transfer's power over its airtime and
+        idle power over the wait (same total; a death mid-attempt is placed by that
+        average). A client not at work in a round is not charged.
+        """
+        if client not in self._proc:
+            return
+        self._settle(client)
+        power_w, lump_j = self.power.state_w(state, n_bits, airtime_s)
+        if lump_j is not None:  # an instantaneous per-bit transfer: a lump
+            self._spend_now(client, lump_j)
+        if wall_s is not None and wall_s != airtime_s and state in ("tx", "rx"):
+            power_w = self.power.spread_w(power_w, airtime_s, wall_s)
+        self._busy_w[client] = power_w
+        self._arm(client)
+
+    def end(self, client: int) -> None:
+        """``client``'s round work is over (done, lost or interrupted): back to idle."""
+        self._settle(client)
+        self._busy_w.pop(client, None)
+        self._proc.pop(client, None)
+
+    def charge_transmissions(self, clients: list[int], airtime_s: float) -> None:
+        """Charge a contention transmission of ``airtime_s`` that just ended to each of
+        ``clients`` at work (a MAC hook): ``airtime_s`` at :meth:`PowerModel.contention_w`."""
+        watts = self.power.contention_w()
+        at_work = [c for c in clients if c in self._proc]
+        if len(at_work) == 1:  # the usual busy slot; scalar indexing is cheaper
+            self.used_j[at_work[0]] += watts * airtime_s
+        else:
+            self.used_j[at_work] += watts * airtime_s
+        self._round_j += watts * airtime_s * len(at_work)
+
+    # ---- accounting
+
+    def now_s(self) -> float:
+        if self.time_source is not None:
+            return self.time_source()
+        assert self.env is not None, "bind() attaches the clock before any work"
+        return float(self.env.now)
+
+    def _settle(self, client: int) -> None:
+        """Account ``client``'s energy from its last state change to now."""
+        now = self.now_s()
+        power_w = self._busy_w.get(client)
+        if power_w is None:  # idle since t_ref (between rounds, or after its work)
+            self._settle_idle(client, now)
+            self.t_ref_s[client] = now
+            return
+        spent = power_w * (now - self.t_ref_s[client])
+        self.used_j[client] += spent
+        self._round_j += spent
+        self._settle_busy(client, now, power_w)
+        self.t_ref_s[client] = now
+
+    def _settle_idle(self, client: int, now_s: float) -> None:
+        """Idle time is not metered (a store would drain)."""
+
+    def _settle_busy(self, client: int, now_s: float, power_w: float) -> None:
+        """The metered work needs no more (a store would drain)."""
+
+    def _spend_now(self, client: int, energy_j: float) -> None:
+        """Spend ``energy_j`` at once."""
+        self.used_j[client] += energy_j
+        self._round_j += energy_j
+
+    def _arm(self, client: int) -> None:
+        """Nothing can run out: no depletion timer."""
+
+
+class InfiniteEnergy(EnergyMeter):
+    """Infinite energy: round work is metered and no device is ever stopped.
+
+    ``energy`` and ``tx_rate_bps`` price each state as :class:`PowerModel` does.
+    """
+
+    def __init__(self, n_clients: int, energy: Energy, tx_rate_bps: float = 0.0) -> None:
+        super().__init__(n_clients, PowerModel(energy, tx_rate_bps))
+
+    # ---- for a loop that runs a round's events itself (no lumps, no waits, its own time)
+
+    def move(self, client: int, now_s: float, power_w: float) -> None:
+        """:meth:`switch` of ``client`` (at work) at ``now_s`` to a state of ``power_w``
+        that costs no lump and no wait."""
+        spent = self._busy_w[client] * (now_s - self.t_ref_s[client])
+        self.used_j[client] += spent
+        self._round_j += spent
+        self.t_ref_s[client] = now_s
+        self._busy_w[client] = power_w
+
+    def stop(self, client: int, now_s: float) -> None:
+        """:meth:`end` of ``client``'s round work at ``now_s``."""
+        spent = self._busy_w.pop(client) * (now_s - self.t_ref_s[client])
+        self.used_j[client] += spent
+        self._round_j += spent
+        self.t_ref_s[client] = now_s
+        del self._proc[client]
+
+    def finish_all(self, clients: np.ndarray, t_switch_s: np.ndarray, then_j: np.ndarray,
+                   t_end_s: np.ndarray) -> None:
+        """End the round work of ``clients`` (distinct ids, all at work): each stays in
+        its state until ``t_switch_s``, then spends ``then_j`` more, and stops at
+        ``t_end_s`` (a whole cohort's remaining work summed at once)."""
+        ids, busy = clients.tolist(), self._busy_w
+        power_w = np.array([busy.pop(c) for c in ids])
+        spent = power_w * (t_switch_s - self.t_ref_s[clients]) + then_j
+        self.used_j[clients] += spent
+        self._round_j += float(spent.sum())
+        self.t_ref_s[clients] = t_end_s
+        for c in ids:
+            del self._proc[c]
+
+    # ---- a cohort at once: the same numbers as one call per client, in client order
+
+    def begin_all(self, clients: np.ndarray, works: Sequence[Work]) -> None:
+        """:meth:`begin` for each of ``clients`` (distinct ids, none at work), ``works[i]``
+        being client i's work."""
+        self.t_ref_s[clients] = self.now_s()  # idle time is not metered
+        self._proc.update(zip(clients.tolist(), works))
+
+    def switch_all(self, clients: np.ndarray, state: str, n_bits: float = 0.0,
+                   airtime_s: float = 0.0) -> None:
+        """:meth:`switch` of each of ``clients`` (distinct ids, all at work) in turn, with
+        a transfer's ``wall_s`` equal to its ``airtime_s``: the energy added to each
+        client's meter and to the round's total in the same order as the single calls."""
+        now, ids, busy = self.now_s(), clients.tolist(), self._busy_w
+        power_w = np.array([busy.get(c, np.nan) for c in ids])
+        spent = power_w * (now - self.t_ref_s[clients])  # nan: idle until now (not metered)
+        settled = ~np.isnan(spent)
+        self.used_j[clients[settled]] += spent[settled]
+        new_w, lump_j = self.power.state_w(state, n_bits, airtime_s)
+        terms = spent
+        if lump_j is not None:
+            self.used_j[clients] += lump_j
+            terms = np.column_stack([spent, np.full(len(ids), lump_j)]).ravel()
+        terms = terms[~np.isnan(terms)]
+        if terms.size:  # a running sum, one term after the other
+            self._round_j = float(np.add.accumulate(np.concatenate(([self._round_j], terms)))[-1])
+        self.t_ref_s[clients] = now
+        busy.update(dict.fromkeys(ids, new_w))
+

@@ -1,0 +1,1 @@
+"""Link loss models: whether each transfer attempt arrives (erasure, Gilbert-Elliott, fading)."""

@@ -1,0 +1,210 @@
+"""Link loss models: each transfer attempt either arrives or is lost.
+
+``Link.transmit`` is the public template: draw the attempt's SNR (fading channels and
+shannon rates), turn it into the airtime, then decide the loss. Kinds override only
+the private hooks ``_snr`` (the draw) and ``_lost`` (the decision), so the airtime and
+the loss of an attempt come from the same draw. Losses are decided per whole-update
+attempt, not per packet. :func:`arq_transfer` sends one message over a link with
+back-to-back retries (ARQ) on the simulation clock.
+
+One Link serves every client of one direction; state that belongs to a client (its
+Gilbert-Elliott chain, its distance) is kept here keyed by the ``client`` argument.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Generator, NamedTuple
+
+import numpy as np
+import simpy
+
+from simfl.core.config.network import (Channel, ContinuousGilbertElliottChannel, ErasureChannel,
+                                       FixedRate, GilbertElliottChannel,
+                                       IdealChannel, RayleighChannel, ShannonRate)
+from simfl.core.rng import RngTree
+
+
+class Delivery(NamedTuple):
+    """One attempt's result (a named tuple: one is made per transfer attempt)."""
+
+    ok: bool
+    airtime_s: float
+
+
+def db_to_linear(db: float) -> float:
+    return float(10.0 ** (db / 10.0))
+
+
+class Link:
+    """An ideal link: every attempt arrives after ``n_bytes * 8 / rate`` seconds.
+
+    ``rngs`` is needed only for per-client distances (``cfg.distance``). ``draws`` says
+    whether ``transmit`` uses its ``rng`` argument at all (callers may pass None if not).
+    """
+
+    draws = False
+
+    def __init__(self, cfg: Channel, rngs: RngTree | None = None) -> None:
+        if cfg.distance is not None and rngs is None:
+            raise ValueError("a channel with a distance model needs rngs to draw distances")
+        self.cfg = cfg
+        self.rngs = rngs
+        self._shift_db: dict[int, float] = {}
+
+    def transmit(self, t_s: float, n_bytes: int, rng: np.random.Generator | None, *,
+                 client: int = -1) -> Delivery:
+        """One attempt of ``client`` starting at ``t_s``: whether it arrives, and its airtime."""
+        snr = self._snr(client, rng)
+        rate = self.cfg.rate
+        if isinstance(rate, ShannonRate):
+            assert snr is not None, "a shannon rate draws an SNR"
+            rate_bps = rate.efficiency * rate.bandwidth_hz * math.log2(1.0 + self._rate_snr(snr))
+        elif isinstance(rate, FixedRate):
+            rate_bps = rate.rate_bps
+        else:
+            raise TypeError(f"no link rate for {type(rate).__name__}")
+        airtime_s = n_bytes * 8.0 / rate_bps if rate_bps > 0 else math.inf
+        lost = self._lost(t_s, airtime_s, snr, client, rng)
+        return Delivery(ok=not lost, airtime_s=airtime_s)
+
+    def mean_snr_db(self, client: int, snr_db: float) -> float:
+        """``snr_db`` shifted by the path loss of ``client``'s distance (if modelled)."""
+        distance = self.cfg.distance
+        if distance is None:
+            return snr_db
+        if client not in self._shift_db:
+            assert self.rngs is not None, "checked when the link was made"
+            u = self.rngs.stream(f"channel/distance/{client}").random()
+            d_m = distance.d_min_m + u * (distance.d_max_m - distance.d_min_m)
+            self._shift_db[client] = distance.shift_db(d_m)
+        return snr_db + self._shift_db[client]
+
+    def _snr(self, client: int, rng: np.random.Generator | None) -> float | None:
+        """Linear SNR of this attempt, or None where nothing needs one."""
+        if isinstance(self.cfg.rate, ShannonRate):
+            return db_to_linear(self.mean_snr_db(client, self.cfg.rate.snr_db))
+        return None
+
+    def _rate_snr(self, snr: float) -> float:
+        """The SNR that sets a shannon rate for an attempt that drew ``snr``."""
+        return snr
+
+    def _lost(self, t_s: float, airtime_s: float, snr: float | None, client: int,
+              rng: np.random.Generator | None) -> bool:
+        return False
+
+
+class ErasureLink(Link):
+    """Each attempt is lost independently with probability ``p``."""
+
+    cfg: ErasureChannel
+    draws = True
+
+    def _lost(self, t_s: float, airtime_s: float, snr: float | None, client: int,
+              rng: np.random.Generator | None) -> bool:
+        assert rng is not None, "a link that draws gets its stream"
+        return bool(rng.random() < self.cfg.p)
+
+
+class RayleighLink(Link):
+    """Block Rayleigh (or Rician) fading: one power gain per attempt; outage below threshold.
+
+    With a shannon rate and a threshold, the link's rates span [R(threshold), inf): an
+    attempt whose SNR is at least the threshold runs at the capacity of its SNR; one in
+    outage (SNR < threshold) is sent at the lowest rate, R(threshold), and is lost. So a
+    deep fade costs one lost attempt of airtime bits / R(threshold), never the (unbounded)
+    airtime of its own capacity: mean airtime = bits * E[1 / R(max(SNR, threshold))],
+    loss probability P(SNR < threshold) (Rayleigh: 1 - exp(-threshold / mean SNR)).
+    Without a threshold every attempt arrives at the capacity of its SNR, however low.
+    """
+
+    cfg: RayleighChannel
+    draws = True
+
+    def _rate_snr(self, snr: float) -> float:
+        threshold_db = self.cfg.threshold_db
+        return snr if threshold_db is None else max(snr, db_to_linear(threshold_db))
+
+    def _snr(self, client: int, rng: np.random.Generator | None) -> float:
+        assert rng is not None, "a link that draws gets its stream"
+        k = self.cfg.k_factor
+        if k == 0:
+            gain = rng.standard_exponential()
+        else:
+            x, y = rng.standard_normal(2)
+            los, spread = math.sqrt(k / (k + 1.0)), math.sqrt(0.5 / (k + 1.0))
+            gain = (los + spread * x) ** 2 + (spread * y) ** 2
+        return db_to_linear(self.mean_snr_db(client, self.cfg.mean_snr_db)) * float(gain)
+
+    def _lost(self, t_s: float, airtime_s: float, snr: float | None, client: int,
+              rng: np.random.Generator | None) -> bool:
+        threshold_db = self.cfg.threshold_db
+        assert snr is not None, "a fading link draws an SNR"
+        return threshold_db is not None and snr < db_to_linear(threshold_db)
+
+
+def _gilbert_elliott_link(cfg: Any, rngs: RngTree | None) -> Link:
+    from simfl.sim.links.gilbert_elliott import GilbertElliottLink  # its kinds build on Link
+
+    return GilbertElliottLink(cfg, rngs)
+
+
+def _continuous_gilbert_elliott_link(cfg: Any, rngs: RngTree | None) -> Link:
+    from simfl.sim.links.gilbert_elliott import ContinuousGilbertElliottLink
+
+    return ContinuousGilbertElliottLink(cfg, rngs)
+
+
+#: the Link of each channel kind (a class, or a function of the config that builds one)
+_LINKS: dict[type[Channel], Callable[[Any, RngTree | None], Link]] = {
+    IdealChannel: Link, ErasureChannel: ErasureLink, RayleighChannel: RayleighLink,
+    GilbertElliottChannel: _gilbert_elliott_link,
+    ContinuousGilbertElliottChannel: _continuous_gilbert_elliott_link}
+
+
+def build_link(cfg: Channel, rngs: RngTree | None = None) -> Link:
+    """The Link of ``cfg``; ``rngs`` is required when ``cfg.distance`` is set."""
+    return _LINKS[type(cfg)](cfg, rngs)
+
+
+class Links(NamedTuple):
+    """The two directions between the server and its clients."""
+
+    downlink: Link
+    uplink: Link
+
+
+#: ``share(client, t_s, airtime_s) -> (wall_s, radio_s)``: how long an attempt of
+#: ``airtime_s`` that starts at ``t_s`` occupies the device under a MAC's sharing rule,
+#: and how much of that its radio transmits
+Share = Callable[[int, float, float], tuple[float, float]]
+
+
+def arq_transfer(env: simpy.Environment, link: Link, n_bytes: int,
+                 rng: np.random.Generator | None, *, client: int, max_attempts: int,
+                 share: Share | None = None,
+                 on_attempt: Callable[[float, float], None] | None = None,
+                 on_lost: Callable[[int, bool], None] | None = None
+                 ) -> Generator[simpy.Event, object, bool]:
+    """SimPy generator: send ``n_bytes`` of ``client`` over ``link`` with up to
+    ``max_attempts`` back-to-back attempts; returns True once an attempt gets through.
+
+    Each attempt takes its airtime, or with ``share`` (a MAC's sharing rule) the wall
+    time that rule gives. ``on_attempt(radio_s, wall_s)`` is told when an attempt
+    starts (e.g. to charge its energy), ``on_lost(attempt, retrying)`` when attempt
+    number ``attempt`` (from 1) was lost and whether another follows.
+    """
+    for attempt in range(1, max_attempts + 1):
+        delivery = link.transmit(env.now, n_bytes, rng, client=client)
+        wall_s = radio_s = delivery.airtime_s
+        if share is not None:
+            wall_s, radio_s = share(client, env.now, delivery.airtime_s)
+        if on_attempt is not None:
+            on_attempt(radio_s, wall_s)
+        yield env.timeout(wall_s)
+        if delivery.ok:
+            return True
+        if on_lost is not None:
+            on_lost(attempt, attempt < max_attempts)
+    return False

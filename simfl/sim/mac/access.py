@@ -1,0 +1,85 @@
+"""Medium access on the uplink: what a device asks its MAC, and the ideal answer.
+
+A device asks its MAC three things about an upload (see :mod:`simfl.sim.rounds.device`):
+``request(client)`` (an event that succeeds with True once access is granted, False
+after the retry limit, or None when access is immediate), ``wall_time_s`` (how long an
+attempt of a given airtime occupies the device under the MAC's sharing rule) and
+``forwards(client)`` (whether the relay passes the arrived upload on). ``leave`` takes a
+device that is interrupted out of contention. ``open_round`` and ``close_round`` bracket
+a round. Every kind states its model in its config's docstring
+(:mod:`simfl.core.config.network`); :class:`IdealAccess` is the base of every kind.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import simpy
+
+from simfl.core.config.network import Mac
+from simfl.core.errors import ConfigError
+from simfl.core.records import MacSlots
+from simfl.core.rng import RngTree
+
+#: tolerance (in slots) when mapping a time onto a slot grid
+GRID_EPS = 1e-9
+
+
+def per_client(value: float | tuple[float, ...], n_clients: int, field: str) -> np.ndarray:
+    """One value per client from a scalar or a list that must have ``n_clients`` entries."""
+    if isinstance(value, tuple):
+        if len(value) != n_clients:
+            raise ConfigError(field, value, f"one number or a list of task.n_clients = {n_clients}")
+        return np.asarray(value, dtype=float)
+    return np.broadcast_to(float(value), (n_clients,))  # one value, read-only, no copies
+
+
+#: ``on_transmit(clients, airtime_s)``: contention transmissions of ``airtime_s`` by
+#: ``clients`` (sorted ids) just ended (an energy meter charges them)
+OnTransmit = Callable[[list[int], float], None]
+
+
+class IdealAccess:
+    """No contention and no relay: access is immediate and airtime is wall time.
+
+    ``on_transmit`` is told about every contention transmission (MACs that contend).
+    """
+
+    def __init__(self, cfg: Mac, env: simpy.Environment, rngs: RngTree, n_clients: int,
+                 on_transmit: OnTransmit | None = None) -> None:
+        self.cfg, self.env, self.rngs, self.n_clients = cfg, env, rngs, n_clients
+        self.on_transmit = on_transmit
+
+    def open_round(self, round: int, started: np.ndarray) -> None:
+        """The round opens now; ``started`` (sorted ids) are the clients that take part."""
+
+    def close_round(self) -> tuple[MacSlots, ...] | None:
+        """The round has closed; returns its contention statistics (one record per number
+        of contenders), or None when the MAC does not resolve contention."""
+        return None
+
+    def request(self, client: int) -> simpy.Event | None:
+        return None
+
+    def leave(self, client: int) -> bool:
+        """Take an interrupted ``client`` out of contention; True if it was contending."""
+        return False
+
+    def wall_time_s(self, client: int, t_s: float, airtime_s: float) -> float:
+        return airtime_s
+
+    def radio_s(self, client: int, airtime_s: float, wall_s: float) -> float:
+        """Seconds of an attempt's ``wall_s`` in which the device's radio transmits; it
+        waits (at idle power) for the rest. Without sharing: the whole airtime."""
+        return airtime_s
+
+    def forwards(self, client: int) -> bool:
+        return True
+
+    def share(self, client: int, t_s: float, airtime_s: float) -> tuple[float, float]:
+        """(wall, radio) seconds of an upload attempt of ``airtime_s`` starting at ``t_s``
+        (:meth:`wall_time_s`, :meth:`radio_s`): the sharing rule for
+        :func:`simfl.sim.links.channel.arq_transfer`."""
+        wall_s = self.wall_time_s(client, t_s, airtime_s)
+        return wall_s, self.radio_s(client, airtime_s, wall_s)

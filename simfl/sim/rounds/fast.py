@@ -1,0 +1,238 @@
+"""The common round in one loop: the devices' events in the clock's order, without the clock.
+
+A round whose devices only download, compute, maybe contend for the uplink and upload
+(ideal links with one airtime per direction, infinite energy, the ideal MAC or slotted
+ALOHA with the parallel data phase, nobody leaving or kept late) needs no process and
+no clock event per device. :class:`FastRound` runs its events from one heap keyed like
+the clock's queue, (time, order of scheduling), so they happen in the same order as the
+processes' (the same random draws, energy sums, records). The download and the start of
+the local work are metered for the whole cohort at once; the MAC's slot ends and grants
+are pushed onto the same heap (it is the MAC's :class:`~simfl.sim.mac.aloha.contention.SlotDriver`).
+Slot ends still due when the round closes stay on the heap for the next round, as they
+stay on the clock; before a round that runs on the clock they are handed to it.
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import itertools
+import math
+
+import numpy as np
+import simpy
+
+from simfl.core.records import Arrival, EventKind, Missing, MissingReason
+from simfl.sim.mac.access import IdealAccess
+from simfl.sim.mac.aloha.contention import SlottedAloha
+from simfl.sim.links.channel import Link
+from simfl.sim.rounds.cohort import run_cohort
+from simfl.sim.rounds.device import Devices
+from simfl.sim.energy.source import InfiniteEnergy
+
+# kinds of heap entries, (time, order, kind, client or slot)
+_DOWNLOADED, _COMPUTED, _WAKE, _GRANTED, _REFUSED, _ARRIVED = range(6)
+
+Outcome = Arrival | Missing
+
+
+class _InLoop:
+    """The work of a device whose round runs in the loop (infinite energy never stops it)."""
+
+    is_alive = True
+
+    def interrupt(self, cause: str) -> None:
+        raise RuntimeError(f"a device of a fast round cannot be interrupted ({cause})")
+
+
+_IN_LOOP = _InLoop()
+
+
+def _end_of_slot(mac: SlottedAloha, slot: int, _event: simpy.Event) -> None:
+    mac.end_of_slot(slot)
+
+
+def delays_to(now_s: float, t_s: float) -> list[float]:
+    """Delays that take a float clock from ``now_s`` to exactly ``t_s`` >= ``now_s`` (the
+    clock adds each delay to its time): one where one does, else two. Not every float is
+    some ``now_s + d``, but every one is ``s + (t_s - s)`` for an ``s`` in [t_s / 2, t_s]
+    (the difference is then exact), and ``now_s + 0.75 (t_s - now_s)`` is such an ``s``."""
+    d = t_s - now_s
+    for candidate in (d, float(np.nextafter(d, math.inf)), float(np.nextafter(d, -math.inf))):
+        if now_s + candidate == t_s and candidate >= 0:
+            return [candidate]
+    first = 0.75 * d
+    step = now_s + first
+    if not (t_s / 2 <= step <= t_s and step + (t_s - step) == t_s):
+        raise ArithmeticError(f"no float delays take the clock from {now_s!r} to {t_s!r}")
+    return [first, t_s - step]
+
+
+class FastRound:
+    """Runs rounds of ``devices`` in one loop when they qualify (:meth:`covers`)."""
+
+    def __init__(self, devices: Devices) -> None:
+        self.devices = devices
+        self.now_s = 0.0
+        self._heap: list[tuple[float, int, int, int]] = []  # slot ends due, between rounds
+        self._order = itertools.count()
+        self._decided: list[tuple[int, bool]] = []  # decisions of the slot end being settled
+
+    def covers(self, started_alone: bool) -> bool:
+        """Whether the next round can run here; ``started_alone``: no over-selection, no
+        late device kept, nobody leaving inside the round."""
+        d = self.devices
+        mac, links = d.mac, d.links
+        ideal_links = all(type(link) is Link and link.cfg.distance is None for link in links)
+        if type(mac) is SlottedAloha:
+            # the MAC's pending slot ends must be this loop's (not the clock's)
+            fits = mac.cfg.data_phase == "parallel" and (not mac.wake_due or bool(self._heap))
+        else:
+            fits = type(mac) is IdealAccess
+        return started_alone and fits and ideal_links and type(d.energy) is InfiniteEnergy
+
+    def hand_over(self, env: simpy.Environment) -> None:
+        """Put the slot ends still due on the clock (a round that runs there follows)."""
+        mac = self.devices.mac
+        if not self._heap:
+            return
+        assert isinstance(mac, SlottedAloha), "only slotted ALOHA schedules slot ends"
+        while self._heap:
+            t_s, _, _, slot = heapq.heappop(self._heap)
+            env.timeout(max(0.0, t_s - env.now)).callbacks.append(
+                functools.partial(_end_of_slot, mac, slot))
+
+    def _now(self) -> float:
+        return self.now_s
+
+    # ---- the MAC's driver
+
+    def wake(self, slot: int, delay_s: float) -> None:
+        heapq.heappush(self._heap, (self.now_s + delay_s, next(self._order), _WAKE, slot))
+
+    def decide(self, client: int, granted: bool) -> None:
+        self._decided.append((client, granted))
+
+    def _take_decisions(self) -> list[tuple[int, bool]]:
+        """The decisions of the slot end just settled that run now, in order: all of them
+        when nothing else is due now (they would be the next entries off the heap);
+        otherwise they go onto the heap behind what is due, and none runs now."""
+        decided, self._decided = self._decided, []
+        heap, now_s = self._heap, self.now_s
+        if heap and heap[0][0] <= now_s:
+            for client, granted in decided:
+                heapq.heappush(heap, (now_s, next(self._order),
+                                      _GRANTED if granted else _REFUSED, client))
+            return []
+        return decided
+
+    # ---- the round
+
+    def run(self, round: int, started: np.ndarray, deadline_s: float
+            ) -> tuple[list[Outcome], float]:
+        """Run ``round``'s work of ``started`` (sorted ids) from now; returns each one's
+        outcome (in the order of ``started``) and the time the round closes."""
+        d = self.devices
+        env, mac, meter, log = d.env, d.mac, d.energy, d.log
+        assert isinstance(meter, InfiniteEnergy)
+        if isinstance(mac, SlottedAloha) and mac.cfg.contention == "vectorised":
+            outcomes, self.now_s = run_cohort(d, mac, [_IN_LOOP] * len(started), round,
+                                              started, deadline_s)
+            return outcomes, self.now_s
+        t_invite = float(env.now)
+        t_deadline = t_invite + deadline_s
+        n_bits = 8 * d.model_bytes
+        dl_s = d.links.downlink.transmit(t_invite, d.model_bytes, None).airtime_s
+        ul_s = d.links.uplink.transmit(t_invite, d.model_bytes, None).airtime_s
+        aloha = mac if isinstance(mac, SlottedAloha) else None
+        idle_w = meter.power.state_w("idle")[0]
+        tx_power_w, tx_lump_j = meter.power.state_w("tx", n_bits, ul_s)
+        # an instantaneous upload is charged as a lump (by switch)
+        tx_w = tx_power_w if tx_lump_j is None else None
+        outcome: dict[int, Outcome] = {}
+        heap, order = self._heap, self._order
+        ids = started.tolist()
+        meter.begin_all(started, [_IN_LOOP] * len(ids))
+        meter.switch_all(started, "rx", n_bits, dl_s)
+        heapq.heappush(heap, (t_invite + dl_s, next(order), _DOWNLOADED, -1))
+        self.now_s = t_invite
+        if aloha is not None:
+            aloha.driver = self
+        meter.time_source = self._now
+        t_close = t_deadline
+        try:
+            while heap and heap[0][0] <= t_deadline:
+                t_s, _, kind, who = heapq.heappop(heap)
+                self.now_s = t_s
+                if kind == _WAKE:
+                    assert aloha is not None
+                    aloha.end_of_slot(who)
+                    for client, granted in self._take_decisions():
+                        if granted:
+                            self._upload(client, t_s, ul_s, tx_w)
+                        elif self._refused(round, client, t_s, outcome, len(ids)):
+                            t_close = t_s
+                            break
+                    else:
+                        continue
+                    break
+                elif kind == _DOWNLOADED:
+                    meter.switch_all(started, "compute")
+                    compute_s = d.compute_s[started].tolist()
+                    heap.extend((t_s + c_s, next(order), _COMPUTED, c)
+                                for c, c_s in zip(ids, compute_s))
+                    heapq.heapify(heap)
+                elif kind == _COMPUTED:
+                    log(t_s, EventKind.COMPUTED, round, who, "")
+                    if aloha is not None:
+                        aloha.request(who)
+                        meter.move(who, t_s, idle_w)  # contending: awake; the MAC charges each try
+                    else:
+                        self._upload(who, t_s, ul_s, tx_w)
+                elif kind == _GRANTED:
+                    self._upload(who, t_s, ul_s, tx_w)
+                elif kind == _REFUSED:
+                    if self._refused(round, who, t_s, outcome, len(ids)):
+                        t_close = t_s
+                        break
+                else:
+                    log(t_s, EventKind.ARRIVED, round, who, "")
+                    outcome[who] = Arrival(who, round, t_s, int(d.n_samples[who]))
+                    meter.stop(who, t_s)
+                    if len(outcome) == len(ids):
+                        t_close = t_s
+                        break
+            self.now_s = t_close
+            for client in ids:  # still at work at the deadline, in order: interrupted
+                if client not in outcome:
+                    reason = (MissingReason.COLLIDED if aloha is not None and aloha.leave(client)
+                              else MissingReason.LATE)
+                    log(t_close, reason, round, client, "deadline")
+                    outcome[client] = Missing(client, reason, t_close)
+                    meter.end(client)
+        finally:
+            meter.time_source = None
+            if aloha is not None:
+                aloha.driver = None
+        self._heap = [entry for entry in heap if entry[2] == _WAKE]  # the clock keeps these
+        heapq.heapify(self._heap)
+        return [outcome[c] for c in ids], t_close
+
+    def _refused(self, round: int, client: int, t_s: float, outcome: dict[int, Outcome],
+                 n_started: int) -> bool:
+        """``client`` gave up contending at ``t_s``; whether everyone is now done."""
+        self.devices.log(t_s, MissingReason.COLLIDED, round, client, "mac retry limit")
+        outcome[client] = Missing(client, MissingReason.COLLIDED, t_s)
+        assert isinstance(self.devices.energy, InfiniteEnergy)
+        self.devices.energy.stop(client, t_s)
+        return len(outcome) == n_started
+
+    def _upload(self, client: int, t_s: float, airtime_s: float, tx_w: float | None) -> None:
+        d, meter = self.devices, self.devices.energy
+        wall_s, radio_s = d.mac.share(client, t_s, airtime_s)
+        if tx_w is not None and wall_s == radio_s == airtime_s:
+            assert isinstance(meter, InfiniteEnergy)
+            meter.move(client, t_s, tx_w)
+        else:
+            d.energy.switch(client, "tx", 8 * d.model_bytes, radio_s, wall_s)
+        heapq.heappush(self._heap, (t_s + wall_s, next(self._order), _ARRIVED, client))

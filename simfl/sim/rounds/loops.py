@@ -1,0 +1,65 @@
+"""Which loop runs a round's device work: the fast loop off the clock, or the clocked one.
+
+A round's work (every started device's download, compute and upload, until the round
+closes) runs in one loop off the clock (:mod:`simfl.sim.rounds.fast`) when that loop
+covers the round: no over-selection, no late device kept (``keep_late``), nobody going
+offline inside the round, and collaborators the loop models (see
+:meth:`~simfl.sim.rounds.fast.FastRound.covers`). Every other round runs on the clock
+(:mod:`simfl.sim.rounds.clocked`). Both give the same outcomes, and both leave the clock
+at the round's close.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Generator
+
+import numpy as np
+import simpy
+
+from simfl.core.records import Arrival
+from simfl.sim.clock import LateEvents
+from simfl.sim.rounds.clocked import ClockedWork, Outcome
+from simfl.sim.rounds.device import Devices
+from simfl.sim.rounds.fast import FastRound, delays_to
+
+
+class RoundLoops:
+    """The fast and the clocked round loop of one simulation, and the choice between them."""
+
+    def __init__(self, devices: Devices, late: LateEvents, *, deadline_s: float,
+                 clients_per_round: int, n_invites: int, keep_late: bool) -> None:
+        self.env = devices.env
+        self.deadline_s = deadline_s
+        self.keep_late = keep_late
+        self.over_selects = n_invites > clients_per_round
+        self.fast = FastRound(devices)
+        self.clocked = ClockedWork(devices, late, deadline_s=deadline_s,
+                                   clients_per_round=clients_per_round,
+                                   n_invites=n_invites, keep_late=keep_late)
+
+    @property
+    def late_running(self) -> dict[int, int]:
+        """Late clients still at work (``keep_late``) -> the round each was invited in."""
+        return self.clocked.late_running
+
+    def run(self, round: int, started: np.ndarray, leave_s: np.ndarray, t_deadline: float
+            ) -> Generator[simpy.Event, object, list[Outcome]]:
+        """SimPy generator: the work of ``started`` (sorted ids, each leaving at its
+        ``leave_s``) until the round closes; their outcomes, in the order of ``started``."""
+        env = self.env
+        leaving = leave_s <= (math.inf if self.keep_late else t_deadline)
+        alone = not self.keep_late and not leaving.any() and not self.over_selects
+        if self.fast.covers(alone):  # the same events in one loop, off the clock
+            outcomes, t_close = self.fast.run(round, started, self.deadline_s)
+            for delay_s in delays_to(env.now, t_close):  # the clock to exactly t_close
+                yield env.timeout(delay_s)
+            return outcomes
+        self.fast.hand_over(env)
+        return (yield from self.clocked.run(round, started, leave_s, leaving, t_deadline))
+
+    def take_late_landed(self) -> tuple[Arrival, ...]:
+        """The late uploads that landed since the last round closed, by time and client."""
+        late_landed = tuple(sorted(self.clocked.late_landed, key=lambda a: (a.t_s, a.client)))
+        self.clocked.late_landed = []
+        return late_landed

@@ -1,0 +1,1 @@
+"""Availability traces: per-client on intervals read safely from CSV, FedScale and FLASH files."""

@@ -26,6 +26,12 @@ from simfl.core.config.dataset import (Blobs, Cifar10, Cifar100, Dataset, Digits
                                        Mnist5k, Npz, Quadratic, Synthetic)
 from simfl.core.config.model import CharLstm, Cnn, Lenet5, Logreg, Mlp, Model
 from simfl.core.config.task import Dirichlet, Iid, Native, Partition, Shards, Task
+from simfl.core.config.fading import Fading, NoFading, RayleighFading, RicianFading
+from simfl.core.config.placement import (ConstantVelocity, DiscPlacement, FilePlacement,
+                                         GridPlacement, Mobility, Placement, PppPlacement,
+                                         RandomWaypoint, Static)
+from simfl.core.config.radio import (Cells, ChannelInversion, FixedPower, FreeSpace, LogDistance,
+                                     PathLoss, PowerControl, Radio, TruncatedInversion)
 from simfl.core.config.scripted import ScriptedAvailability, ScriptedErasureChannel, ScriptedMac
 
 __all__ = [
@@ -51,4 +57,9 @@ __all__ = [
     "AsyncMode", "BufferedMode", "ServerMode", "SyncMode",
     "FedAdagrad", "FedAdam", "FedAvgM", "FedYogi", "NoServerOptimizer", "ServerOptimizer",
     "ServerSgd",
+    "Fading", "NoFading", "RayleighFading", "RicianFading",
+    "ConstantVelocity", "DiscPlacement", "FilePlacement", "GridPlacement", "Mobility",
+    "Placement", "PppPlacement", "RandomWaypoint", "Static",
+    "Cells", "ChannelInversion", "FixedPower", "FreeSpace", "LogDistance", "PathLoss",
+    "PowerControl", "Radio", "TruncatedInversion",
 ]

@@ -8,14 +8,16 @@ own modules, :mod:`~simfl.core.config.rate`, :mod:`~simfl.core.config.channel` a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from simfl.core.config.channel import (Channel, ContinuousGilbertElliottChannel, Distance,
                                        ErasureChannel, GilbertElliottChannel,
                                        IdealChannel, RayleighChannel)
-from simfl.core.config.checks import positive, require
+from simfl.core.config.checks import finite, positive, require
 from simfl.core.config.mac import (MAX_SLOT_S, MAX_WINDOW, MIN_ACCESS_PROB, MIN_SLOT_S, IdealMac,
                                    Mac, RelayMac, SlottedAlohaMac, TdmaMac)
 from simfl.core.config.node import Node
+from simfl.core.config.radio import Cells, Radio
 from simfl.core.config.rate import FixedRate, Rate, ShannonRate
 
 __all__ = [
@@ -35,6 +37,12 @@ class Network(Node):
     A transfer is tried up to ``arq_max_attempts`` times, back to back; each attempt
     costs the full airtime ``model_bytes * 8 / rate_bps``. ``model_bytes`` defaults to
     the model's float32 parameter size.
+
+    The shared radio (``radio``, with ``cells`` and ``population.placement``) gives every
+    link its mean SNR from geometry. ``sinr_threshold_db`` is the SINR an attempt needs to
+    get through (and, in slotted ALOHA, lets the strongest of a busy slot capture it);
+    null keeps every collision a loss. ``downlink_mode`` sends the global model to each
+    client on its own (``unicast``) or once to all (``broadcast``).
     """
 
     uplink: Channel = IdealChannel()
@@ -42,8 +50,19 @@ class Network(Node):
     mac: Mac = IdealMac()
     arq_max_attempts: int = 1
     model_bytes: int | None = None
+    cells: Cells = Cells()
+    radio: Radio | None = None
+    sinr_threshold_db: float | None = None
+    downlink_mode: Literal["unicast", "broadcast"] = "unicast"
 
     def validate(self) -> None:
         require(self.arq_max_attempts >= 1, "arq_max_attempts", self.arq_max_attempts,
                 "an integer >= 1")
         positive(self, "model_bytes")
+        finite(self, "sinr_threshold_db")
+        if self.radio is not None:
+            for name in ("uplink", "downlink"):
+                distance = getattr(self, name).distance
+                require(distance is None, f"{name}.distance",
+                        distance and distance.to_dict(), "null when network.radio is set "
+                        "(positions come from population.placement)")

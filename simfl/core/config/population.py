@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from simfl.core.config.availability import Always, Availability
 from simfl.core.config.energy import Battery, Energy
 from simfl.core.config.node import Node, non_negative, positive
+from simfl.core.config.placement import Mobility, Placement, Static
 from simfl.core.config.sessions import Sessions
 
 
@@ -29,10 +30,13 @@ class Compute(Node):
 
 @dataclass(frozen=True)
 class Population(Node):
-    """Who the clients are, how fast they compute, when they are online, and their energy."""
+    """Who the clients are, how fast they compute, when they are online, their energy,
+    and (for the shared radio) where they are and how they move."""
 
     compute: Compute = Compute()
     availability: Availability = Always()
     sessions: Sessions | None = None
     battery: Battery | None = None
     energy: Energy = Energy()
+    placement: Placement | None = None
+    mobility: Mobility = Static()

@@ -73,6 +73,14 @@ class Scenario(Node):
             require(self.population.sessions is None, "population.sessions",
                     "a sessions table", "none with server.algorithm.late_policy = 'store' (a "
                     "session restarts the model; a late update from the last one has no place)")
+        has_radio, placed = self.network.radio is not None, self.population.placement is not None
+        require(has_radio or not placed, "network.radio", None, "a radio table when "
+                "population.placement is set (positions feed the shared radio)")
+        require(placed or not has_radio, "population.placement", None, "a placement ("
+                "disc, ppp, grid or file) when network.radio is set (the radio needs positions)")
+        require(has_radio or self.population.mobility.kind == "static",
+                "population.mobility.kind", self.population.mobility.kind,
+                "static unless network.radio and population.placement are set")
         mode = self.server.mode.kind
         if mode != "sync":  # async, buffered: no rounds
             require(self.network.mac.kind in ("ideal", "slotted_aloha"), "network.mac.kind",

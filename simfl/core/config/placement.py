@@ -1,0 +1,132 @@
+"""Where the clients are (``population.placement``) and how they move (``population.mobility``).
+
+Positions are in metres on a plane, drawn once per run from the stream ``placement``
+(client i's position does not depend on the number of clients for ``disc``; ``ppp``
+draws its count first). Access points are in ``network.cells``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from simfl.core.config.checks import finite, non_negative, positive, require
+from simfl.core.config.node import Choice
+
+#: largest region or radius accepted (m): 1,000 km
+MAX_EXTENT_M = 1e6
+
+
+@dataclass(frozen=True)
+class Placement(Choice, point="placements"):
+    """How the clients are placed on the plane."""
+
+
+@dataclass(frozen=True)
+class DiscPlacement(Placement):
+    """Uniform in area over the annulus ``min_m <= r <= radius_m`` around the origin
+    (r = sqrt(min^2 + U (radius^2 - min^2)), angle uniform)."""
+
+    kind = "disc"
+    radius_m: float = 100.0
+    min_m: float = 1.0
+
+    def validate(self) -> None:
+        positive(self, "radius_m")
+        non_negative(self, "min_m")
+        require(self.radius_m <= MAX_EXTENT_M, "radius_m", self.radius_m,
+                f"a radius in (0, {MAX_EXTENT_M:g}] m")
+        require(self.min_m < self.radius_m, "min_m", self.min_m,
+                f"a distance below radius_m = {self.radius_m:g}")
+
+
+@dataclass(frozen=True)
+class PppPlacement(Placement):
+    """A Poisson point process of ``density_per_m2`` on the square of side ``side_m``
+    centred on the origin: the number of points is Poisson(density x area), and they are
+    uniform in the square. The population's ``n_clients`` of them become clients (the
+    run is refused if the draw holds fewer)."""
+
+    kind = "ppp"
+    paper = "Haenggi, Stochastic Geometry for Wireless Networks, Cambridge 2012, ch. 2"
+    density_per_m2: float = 1e-3
+    side_m: float = 1000.0
+
+    def validate(self) -> None:
+        positive(self, "density_per_m2", "side_m")
+        require(self.side_m <= MAX_EXTENT_M, "side_m", self.side_m,
+                f"a side in (0, {MAX_EXTENT_M:g}] m")
+        finite(self, "density_per_m2")
+
+
+@dataclass(frozen=True)
+class GridPlacement(Placement):
+    """A square grid of spacing ``spacing_m`` centred on the origin, filled row by row."""
+
+    kind = "grid"
+    spacing_m: float = 10.0
+
+    def validate(self) -> None:
+        positive(self, "spacing_m")
+        require(self.spacing_m <= MAX_EXTENT_M, "spacing_m", self.spacing_m,
+                f"a spacing in (0, {MAX_EXTENT_M:g}] m")
+
+
+@dataclass(frozen=True)
+class FilePlacement(Placement):
+    """Positions read from a CSV file with the header ``client,x_m,y_m`` (one row per
+    client, every client exactly once, finite coordinates)."""
+
+    kind = "file"
+    path: str = ""
+
+    def validate(self) -> None:
+        require(self.path != "", "path", self.path, "the path of a CSV file client,x_m,y_m")
+
+
+@dataclass(frozen=True)
+class Mobility(Choice, point="mobility"):
+    """How the clients move; positions advance on the simulated clock at events."""
+
+
+@dataclass(frozen=True)
+class Static(Mobility):
+    """Clients stay where they were placed."""
+
+    kind = "static"
+
+
+@dataclass(frozen=True)
+class ConstantVelocity(Mobility):
+    """Each client moves in a straight line at ``speed_mps`` in a direction drawn once,
+    reflected at the edge of the disc of ``radius_m`` around the origin."""
+
+    kind = "constant_velocity"
+    speed_mps: float = 1.0
+    radius_m: float = 100.0
+
+    def validate(self) -> None:
+        non_negative(self, "speed_mps")
+        positive(self, "radius_m")
+        finite(self, "speed_mps", "radius_m")
+
+
+@dataclass(frozen=True)
+class RandomWaypoint(Mobility):
+    """Each client walks to a waypoint drawn uniformly in the disc of ``radius_m`` at a
+    speed drawn uniformly in [min_speed_mps, max_speed_mps], pauses ``pause_s``, and
+    draws the next."""
+
+    kind = "random_waypoint"
+    paper = ("Johnson and Maltz, Dynamic Source Routing in Ad Hoc Wireless Networks, "
+             "Mobile Computing 1996; Bettstetter et al., IEEE TMC 2(3), 2003")
+    min_speed_mps: float = 0.5
+    max_speed_mps: float = 1.5
+    pause_s: float = 0.0
+    radius_m: float = 100.0
+
+    def validate(self) -> None:
+        positive(self, "min_speed_mps", "radius_m")
+        non_negative(self, "pause_s")
+        finite(self, "max_speed_mps", "pause_s", "radius_m")
+        require(self.max_speed_mps >= self.min_speed_mps, "max_speed_mps",
+                self.max_speed_mps, f"a speed >= min_speed_mps = {self.min_speed_mps:g}")

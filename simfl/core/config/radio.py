@@ -1,0 +1,166 @@
+"""The shared radio: access points, transmit power, path loss, shadowing, noise and fading.
+
+With ``network.radio`` set, every client's mean SNR comes from geometry: its position
+(``population.placement``), the access point that serves it (``network.cells``), its
+transmit power, the path loss and its shadowing. Received power in dBm is
+``P_tx - PL(d) - X`` with X ~ N(0, shadowing_db^2) drawn once per client and access point;
+the noise power over the band is ``-174 + 10 log10(bandwidth_hz) + noise_figure_db`` dBm.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from simfl.core.config.checks import finite, non_negative, positive, require
+from simfl.core.config.fading import Fading, NoFading
+from simfl.core.config.node import Choice, Node
+
+#: speed of light (m/s), for free-space path loss
+SPEED_OF_LIGHT_MPS = 299_792_458.0
+#: the most access points a scenario may list
+MAX_ACCESS_POINTS = 10_000
+#: transmit powers accepted (dBm): from a microwatt to a kilowatt
+MIN_POWER_DBM, MAX_POWER_DBM = -30.0, 60.0
+
+
+@dataclass(frozen=True)
+class PathLoss(Choice, point="path_loss"):
+    """Mean loss in dB between a transmitter and a receiver ``d_m`` metres apart."""
+
+    def loss_db(self, d_m: float) -> float:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class LogDistance(PathLoss):
+    """PL(d) = ref_loss_db + 10 exponent log10(max(d, ref_m) / ref_m): closer than
+    ``ref_m`` the loss stays at ``ref_loss_db``."""
+
+    kind = "log_distance"
+    paper = "Rappaport, Wireless Communications: Principles and Practice, 2nd ed., sec. 4.9"
+    exponent: float = 3.5
+    ref_m: float = 1.0
+    ref_loss_db: float = 40.0
+
+    def validate(self) -> None:
+        positive(self, "exponent", "ref_m")
+        finite(self, "exponent", "ref_m", "ref_loss_db")
+
+    def loss_db(self, d_m: float) -> float:
+        return self.ref_loss_db + 10.0 * self.exponent * math.log10(max(d_m, self.ref_m)
+                                                                     / self.ref_m)
+
+
+@dataclass(frozen=True)
+class FreeSpace(PathLoss):
+    """Friis: PL(d) = 20 log10(4 pi d f / c), with d at least one wavelength."""
+
+    kind = "free_space"
+    paper = "Friis, A note on a simple transmission formula, Proc. IRE 34, 1946"
+    freq_hz: float = 2.4e9
+
+    def validate(self) -> None:
+        positive(self, "freq_hz")
+        finite(self, "freq_hz")
+
+    def loss_db(self, d_m: float) -> float:
+        d_m = max(d_m, SPEED_OF_LIGHT_MPS / self.freq_hz)
+        return 20.0 * math.log10(4.0 * math.pi * d_m * self.freq_hz / SPEED_OF_LIGHT_MPS)
+
+
+@dataclass(frozen=True)
+class PowerControl(Choice, point="power_control"):
+    """How a client sets its transmit power, at most ``network.radio.tx_power_dbm``."""
+
+
+@dataclass(frozen=True)
+class FixedPower(PowerControl):
+    """Every client transmits at ``tx_power_dbm``."""
+
+    kind = "fixed"
+
+
+@dataclass(frozen=True)
+class ChannelInversion(PowerControl):
+    """Each client inverts its mean path gain to reach ``target_snr_db`` at its access
+    point, capped at ``tx_power_dbm`` (a client that needs more falls short of the
+    target)."""
+
+    kind = "inversion"
+    target_snr_db: float = 10.0
+
+    def validate(self) -> None:
+        finite(self, "target_snr_db")
+
+
+@dataclass(frozen=True)
+class TruncatedInversion(PowerControl):
+    """Channel inversion to ``target_snr_db``; a client that would need more than
+    ``tx_power_dbm`` does not transmit at all (its uploads are lost)."""
+
+    kind = "truncated_inversion"
+    target_snr_db: float = 10.0
+
+    def validate(self) -> None:
+        finite(self, "target_snr_db")
+
+
+@dataclass(frozen=True)
+class Cells(Node):
+    """Access points at ``[x_m, y_m]`` positions, and how a client picks the one that
+    serves it: the ``nearest``, or the ``strongest`` (highest mean received power,
+    shadowing included)."""
+
+    access_points: tuple[tuple[float, ...], ...] = ((0.0, 0.0),)
+    association: Literal["nearest", "strongest"] = "nearest"
+
+    def validate(self) -> None:
+        points = self.access_points
+        require(0 < len(points) <= MAX_ACCESS_POINTS, "access_points", list(points),
+                f"a list of 1 to {MAX_ACCESS_POINTS} [x_m, y_m] positions")
+        for i, point in enumerate(points):
+            require(len(point) == 2 and all(math.isfinite(v) for v in point),
+                    f"access_points[{i}]", list(point), "a position [x_m, y_m] of finite numbers")
+
+
+@dataclass(frozen=True)
+class Radio(Node):
+    """The shared radio's physical layer: power, band, noise, path loss, shadowing, fading.
+
+    ``shadowing_corr_m`` > 0 correlates the shadowing of nearby clients (toward the
+    same access point) with rho(delta) = exp(-delta / shadowing_corr_m); 0 draws it
+    independently. ``ap_tx_power_dbm`` is the access points' power on the downlink.
+    Not modelled: antenna patterns and heights, indoor walls, frequency-selective fading.
+    """
+
+    tx_power_dbm: float = 23.0
+    power_control: PowerControl = FixedPower()
+    ap_tx_power_dbm: float = 30.0
+    bandwidth_hz: float = 1e6
+    noise_figure_db: float = 7.0
+    path_loss: PathLoss = LogDistance()
+    shadowing_db: float = 0.0
+    shadowing_corr_m: float = 0.0
+    fading: Fading = NoFading()
+
+    def validate(self) -> None:
+        for name in ("tx_power_dbm", "ap_tx_power_dbm"):
+            value = getattr(self, name)
+            require(MIN_POWER_DBM <= value <= MAX_POWER_DBM, name, value,
+                    f"a power in [{MIN_POWER_DBM:g}, {MAX_POWER_DBM:g}] dBm")
+        positive(self, "bandwidth_hz")
+        require(self.bandwidth_hz <= 1e12, "bandwidth_hz", self.bandwidth_hz,
+                "a bandwidth in (0, 1e12] Hz")
+        non_negative(self, "noise_figure_db", "shadowing_db", "shadowing_corr_m")
+        require(self.noise_figure_db <= 100.0, "noise_figure_db", self.noise_figure_db,
+                "a noise figure in [0, 100] dB")
+        require(self.shadowing_db <= 30.0, "shadowing_db", self.shadowing_db,
+                "a standard deviation in [0, 30] dB")
+        finite(self, "shadowing_corr_m")
+
+    @property
+    def noise_dbm(self) -> float:
+        """Thermal noise over the band plus the receiver's noise figure (dBm)."""
+        return -174.0 + 10.0 * math.log10(self.bandwidth_hz) + self.noise_figure_db

@@ -1,0 +1,1 @@
+"""The shared radio: positions, path gains, fading with memory, the shared band, interference."""

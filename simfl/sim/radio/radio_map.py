@@ -1,0 +1,77 @@
+"""Where every client is and how strongly each access point hears it: a flat record.
+
+The :class:`RadioMap` is what the rest of the simulation reads of the geometry: the links
+(mean SNR of an attempt), the shared band (each client's spectral efficiency), slotted
+ALOHA's capture (received powers in a busy slot) and the recorder (clients.csv). It is
+built once per run from the placement, the cells and the radio, and moved in place by
+mobility (positions, gains and association change; nothing else holds a copy).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def dbm_to_w(dbm: np.ndarray | float) -> np.ndarray | float:
+    return 10.0 ** ((np.asarray(dbm) - 30.0) / 10.0)
+
+
+@dataclass
+class RadioMap:
+    """Positions, association and mean path gains of ``n`` clients toward ``n_ap`` access
+    points (arrays indexed by client id).
+
+    Attributes
+    ----------
+    x_m, y_m:
+        Client positions (m), shape (n,).
+    ap_xy_m:
+        Access point positions (m), shape (n_ap, 2).
+    ap:
+        Index of the access point serving each client, shape (n,).
+    gain_db:
+        Mean path gain of each client toward its serving access point, in dB (minus the
+        path loss and the shadowing), shape (n,).
+    tx_power_dbm:
+        Each client's transmit power after power control, shape (n,); ``-inf`` for a
+        client that truncated power control silences.
+    noise_dbm:
+        Noise power over the whole band (dBm).
+    bandwidth_hz:
+        The band's width (Hz).
+    ap_tx_power_dbm:
+        The access points' transmit power on the downlink (dBm).
+    """
+
+    x_m: np.ndarray
+    y_m: np.ndarray
+    ap_xy_m: np.ndarray
+    ap: np.ndarray
+    gain_db: np.ndarray
+    tx_power_dbm: np.ndarray
+    noise_dbm: float
+    bandwidth_hz: float
+    ap_tx_power_dbm: float
+
+    @property
+    def n_clients(self) -> int:
+        return int(self.x_m.shape[0])
+
+    def mean_snr_db(self, clients: np.ndarray | int | slice = slice(None)) -> np.ndarray:
+        """Uplink mean SNR over the whole band, in dB (no fading)."""
+        return np.asarray(self.tx_power_dbm[clients] + self.gain_db[clients] - self.noise_dbm)
+
+    def downlink_mean_snr_db(self, clients: np.ndarray | int | slice = slice(None)
+                             ) -> np.ndarray:
+        """Downlink mean SNR over the whole band, in dB (the serving access point's power)."""
+        return np.asarray(self.ap_tx_power_dbm + self.gain_db[clients] - self.noise_dbm)
+
+    def rx_power_w(self, clients: np.ndarray | int | slice = slice(None)) -> np.ndarray:
+        """Mean power (W) that each client's serving access point receives from it."""
+        return np.asarray(dbm_to_w(self.tx_power_dbm[clients] + self.gain_db[clients]))
+
+    @property
+    def noise_w(self) -> float:
+        return float(dbm_to_w(self.noise_dbm))

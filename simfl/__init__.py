@@ -27,6 +27,11 @@ from simfl.core.config import (
     ErasureChannel, GilbertElliottChannel, ContinuousGilbertElliottChannel, IdealChannel,
     RayleighChannel, FixedRate,
     ShannonRate, IdealMac, RelayMac, SlottedAlohaMac, TdmaMac,
+    # the shared radio: placement, mobility, radio, cells, path loss, power control, fading
+    NoFading, RayleighFading, RicianFading, Fading, DiscPlacement, PppPlacement, GridPlacement,
+    FilePlacement, Placement, Static, ConstantVelocity, RandomWaypoint, Mobility, Cells, Radio,
+    LogDistance, FreeSpace, PathLoss, FixedPower, ChannelInversion, TruncatedInversion,
+    PowerControl,
     # scripted kinds (tests and worked examples)
     ScriptedAvailability, ScriptedErasureChannel, ScriptedMac,
     # server: aggregators and samplers
@@ -118,6 +123,10 @@ __all__ = [
     "RayleighChannel", "FixedRate",
     "ShannonRate", "IdealMac", "RelayMac", "SlottedAlohaMac", "TdmaMac",
     "ScriptedAvailability", "ScriptedErasureChannel", "ScriptedMac",
+    "NoFading", "RayleighFading", "RicianFading", "Fading", "DiscPlacement", "PppPlacement",
+    "GridPlacement", "FilePlacement", "Placement", "Static", "ConstantVelocity",
+    "RandomWaypoint", "Mobility", "Cells", "Radio", "LogDistance", "FreeSpace", "PathLoss",
+    "FixedPower", "ChannelInversion", "TruncatedInversion", "PowerControl",
     "CVaR", "FedAR", "FedAvg", "FedAvgIS", "FedAvgS", "FedAvgSWait", "FedLaAvg", "FedProx",
     "FedVARP", "Mifa",
     "Scaffold", "AllAvailable", "FedGS", "LongestAbsent", "Md", "PowerOfChoice", "Uniform",

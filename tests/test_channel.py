@@ -155,7 +155,7 @@ def test_a_deep_fade_costs_one_attempt_at_the_threshold_rate_not_its_own():
     # mean SNR 10 dB, threshold 0 dB: an SNR of 1e-6 would take 7e5 s at its own capacity
     cfg = RayleighChannel(mean_snr_db=10.0, threshold_db=0.0, rate=ShannonRate(bandwidth_hz=1e6))
     link = build_link(cfg)
-    link._snr = lambda client, rng: 1e-6
+    link._snr = lambda t_s, client, rng: 1e-6
     delivery = link.transmit(0.0, 1_250_000, None)
     assert not delivery.ok and delivery.airtime_s == pytest.approx(1e7 / 1e6)
 

@@ -33,6 +33,7 @@ from simfl.metrics.rundir import fresh_run_dir
 from simfl.metrics.updates import StepRecorder, UpdatesWriter
 from simfl.sim.continuous import STALL_DEADLINES, ContinuousServer
 from simfl.sim.rounds.server_steps import Step
+from simfl.sim.radio.radio_map import client_table
 from simfl.sim.simulation import Simulation
 
 
@@ -204,7 +205,7 @@ def run_continuous(scenario: Scenario, out_dir: Path | None = None,
         loop.run(progress)
     finally:
         recorder.flush(force=True)
-    recorder.clients(sim.battery.table())
+    recorder.clients(client_table(sim.battery.table(), sim.radio_map))
     summary = recorder.finish(sim.now_s, sim.n_events, sim.events if scenario.run.events else None,
                               {**probe.counts, **loop.summary(), "warnings": loop.warnings()})
     return RunResult(out_dir, summary, recorder.outcomes, trainer.params)

@@ -26,6 +26,9 @@ from simfl.sim.availability.models import build_availability
 from simfl.sim.energy.battery import build_energy_source
 from simfl.sim.links.channel import Links, build_link
 from simfl.sim.mac.kinds import build_mac
+from simfl.sim.radio.link import RadioLink
+from simfl.sim.radio.propagation import build_radio_map
+from simfl.sim.radio.radio_map import RadioMap
 from simfl.sim.availability.sessions import SessionOnline
 from simfl.sim.simulation import Simulation
 
@@ -119,6 +122,7 @@ def build_simulation(ctx: BuildContext, online) -> Simulation:
     speeds = compute.median_samples_per_s * np.exp(
         compute.sigma * rngs.stream("population/compute").standard_normal(task.n_clients))
     env = simpy.Environment()
+    links, radio_map = build_links(scenario, rngs)
     energy = build_energy_source(task.n_clients, scenario.population.battery,
                                  scenario.population.energy, rngs,
                                  _nominal_rate_bps(net_cfg.uplink))
@@ -127,12 +131,25 @@ def build_simulation(ctx: BuildContext, online) -> Simulation:
         work_samples=np.asarray(task.work_samples(ctx.n_samples), dtype=float),
         samples_per_s=speeds,
         online=online,
-        links=Links(build_link(net_cfg.downlink, rngs), build_link(net_cfg.uplink, rngs)),
+        links=links, radio_map=radio_map,
         model_bytes=ctx.model_bytes, arq_max_attempts=net_cfg.arq_max_attempts,
         clients_per_round=server.clients_per_round, overcommit=server.overcommit,
         deadline_s=server.deadline_s, keep_events=scenario.run.events, battery=energy,
         mac=build_mac(net_cfg.mac, env, rngs, task.n_clients, energy.charge_transmissions),
         keep_late=ctx.keep_late, env=env)
+
+
+def build_links(scenario: Scenario, rngs: RngTree) -> tuple[Links, RadioMap | None]:
+    """The two links, from the channels or, with ``network.radio``, from geometry (then
+    also the radio map: positions, access points and mean path gains)."""
+    net_cfg = scenario.network
+    if net_cfg.radio is None:
+        return Links(build_link(net_cfg.downlink, rngs), build_link(net_cfg.uplink, rngs)), None
+    radio_map, _ = build_radio_map(scenario.population.placement, net_cfg.cells, net_cfg.radio,
+                                   scenario.task.n_clients, rngs)
+    threshold = net_cfg.sinr_threshold_db
+    return Links(RadioLink(net_cfg.downlink, radio_map, "downlink", None, threshold, rngs),
+                 RadioLink(net_cfg.uplink, radio_map, "uplink", None, threshold, rngs)), radio_map
 
 
 def build_trainer(ctx: BuildContext, online) -> Trainer:

@@ -25,6 +25,7 @@ from simfl.experiment.loop import ProgressFn, RoundLoop
 from simfl.metrics.recorder import RunRecorder
 from simfl.metrics.rundir import fresh_run_dir
 from simfl.preflight import preflight
+from simfl.sim.radio.radio_map import client_table
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,7 @@ class _Run:
             raise CheckpointError(f"the run ended before round {replay} in the replay: it "
                                   "does not replay the way it ran")
         sim, recorder = self.sim, self.recorder
-        recorder.clients(sim.battery.table())
+        recorder.clients(client_table(sim.battery.table(), sim.radio_map))
         extra = {**self.probe.counts, "warnings": self.probe.warnings + self.loop.warnings()}
         if self.saved is not None:
             extra["resumed_after_round"] = replay

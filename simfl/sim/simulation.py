@@ -37,6 +37,7 @@ from simfl.sim.energy.source import EnergyMeter, InfiniteEnergy
 from simfl.sim.event_log import EventLog
 from simfl.sim.mac.kinds import build_mac
 from simfl.sim.rounds.query import run_query
+from simfl.sim.radio.radio_map import RadioMap
 from simfl.sim.rounds.loops import RoundLoops
 
 SelectFn = Callable[[PopulationView], np.ndarray]
@@ -76,6 +77,8 @@ class Simulation:
         contention transmissions to ``battery``), or its config (built here).
     env:
         The clock (a new one if None; required with a built MAC).
+    radio_map:
+        Positions and mean path gains, with the shared radio (read by clients.csv).
     """
 
     def __init__(self, *, rngs: RngTree, n_samples: np.ndarray, work_samples: np.ndarray,
@@ -83,12 +86,13 @@ class Simulation:
                  model_bytes: int, arq_max_attempts: int, clients_per_round: int,
                  overcommit: float, deadline_s: float, keep_events: bool = True,
                  battery: EnergyMeter | None = None, mac: Mac | IdealAccess = IdealMac(),
-                 keep_late: bool = False, env: simpy.Environment | None = None) -> None:
+                 keep_late: bool = False, env: simpy.Environment | None = None,
+                 radio_map: RadioMap | None = None) -> None:
         mac_cfg = mac.cfg if isinstance(mac, IdealAccess) else mac
         if keep_late and not isinstance(mac_cfg, IdealMac):
             raise ValueError("keep_late needs the ideal MAC (contention is resolved per round)")
         self.env = env = env if env is not None else simpy.Environment()
-        self.keep_late = keep_late
+        self.keep_late, self.radio_map = keep_late, radio_map
         self.rngs = rngs
         self.n_samples = n_samples
         self.work_samples = work_samples

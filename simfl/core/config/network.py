@@ -39,7 +39,8 @@ class Network(Node):
     the model's float32 parameter size.
 
     The shared radio (``radio``, with ``cells`` and ``population.placement``) gives every
-    link its mean SNR from geometry. ``sinr_threshold_db`` is the SINR an attempt needs to
+    link its mean SNR from geometry, and with it each attempt's rate (the band's capacity)
+    and loss; the two channels must then be ``ideal`` and their ``rate`` is not used. ``sinr_threshold_db`` is the SINR an attempt needs to
     get through (and, in slotted ALOHA, lets the strongest of a busy slot capture it);
     null keeps every collision a loss. ``downlink_mode`` sends the global model to each
     client on its own (``unicast``) or once to all (``broadcast``).
@@ -62,7 +63,9 @@ class Network(Node):
         finite(self, "sinr_threshold_db")
         if self.radio is not None:
             for name in ("uplink", "downlink"):
-                distance = getattr(self, name).distance
-                require(distance is None, f"{name}.distance",
-                        distance and distance.to_dict(), "null when network.radio is set "
-                        "(positions come from population.placement)")
+                channel = getattr(self, name)
+                require(channel.kind == "ideal", f"{name}.kind", channel.kind, "ideal when "
+                        "network.radio is set (the radio decides each attempt's rate and loss)")
+                require(channel.distance is None, f"{name}.distance",
+                        channel.distance and channel.distance.to_dict(), "null when "
+                        "network.radio is set (positions come from population.placement)")

@@ -13,6 +13,8 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
 from simfl.core.config.checks import finite, non_negative, positive, require
 from simfl.core.config.fading import Fading, NoFading
 from simfl.core.config.node import Choice, Node
@@ -29,7 +31,8 @@ MIN_POWER_DBM, MAX_POWER_DBM = -30.0, 60.0
 class PathLoss(Choice, point="path_loss"):
     """Mean loss in dB between a transmitter and a receiver ``d_m`` metres apart."""
 
-    def loss_db(self, d_m: float) -> float:
+    def loss_db(self, d_m: np.ndarray) -> np.ndarray:
+        """The mean loss (dB) at each distance of ``d_m`` (metres)."""
         raise NotImplementedError
 
 
@@ -48,9 +51,9 @@ class LogDistance(PathLoss):
         positive(self, "exponent", "ref_m")
         finite(self, "exponent", "ref_m", "ref_loss_db")
 
-    def loss_db(self, d_m: float) -> float:
-        return self.ref_loss_db + 10.0 * self.exponent * math.log10(max(d_m, self.ref_m)
-                                                                     / self.ref_m)
+    def loss_db(self, d_m: np.ndarray) -> np.ndarray:
+        ratio = np.maximum(np.asarray(d_m, dtype=float), self.ref_m) / self.ref_m
+        return np.asarray(self.ref_loss_db + 10.0 * self.exponent * np.log10(ratio))
 
 
 @dataclass(frozen=True)
@@ -65,9 +68,10 @@ class FreeSpace(PathLoss):
         positive(self, "freq_hz")
         finite(self, "freq_hz")
 
-    def loss_db(self, d_m: float) -> float:
-        d_m = max(d_m, SPEED_OF_LIGHT_MPS / self.freq_hz)
-        return 20.0 * math.log10(4.0 * math.pi * d_m * self.freq_hz / SPEED_OF_LIGHT_MPS)
+    def loss_db(self, d_m: np.ndarray) -> np.ndarray:
+        d_m = np.maximum(np.asarray(d_m, dtype=float), SPEED_OF_LIGHT_MPS / self.freq_hz)
+        return np.asarray(20.0 * np.log10(4.0 * math.pi * d_m * self.freq_hz
+                                          / SPEED_OF_LIGHT_MPS))
 
 
 @dataclass(frozen=True)

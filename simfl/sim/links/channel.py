@@ -2,7 +2,8 @@
 
 ``Link.transmit`` is the public template: draw the attempt's SNR (fading channels and
 shannon rates), turn it into the airtime, then decide the loss. Kinds override only
-the private hooks ``_snr`` (the draw) and ``_lost`` (the decision), so the airtime and
+the private hooks ``_snr`` (the draw), ``_rate_bps`` (the rate it allows) and ``_lost``
+(the decision), so the airtime and
 the loss of an attempt come from the same draw. Losses are decided per whole-update
 attempt, not per packet. :func:`arq_transfer` sends one message over a link with
 back-to-back retries (ARQ) on the simulation clock.
@@ -55,15 +56,8 @@ class Link:
     def transmit(self, t_s: float, n_bytes: int, rng: np.random.Generator | None, *,
                  client: int = -1) -> Delivery:
         """One attempt of ``client`` starting at ``t_s``: whether it arrives, and its airtime."""
-        snr = self._snr(client, rng)
-        rate = self.cfg.rate
-        if isinstance(rate, ShannonRate):
-            assert snr is not None, "a shannon rate draws an SNR"
-            rate_bps = rate.efficiency * rate.bandwidth_hz * math.log2(1.0 + self._rate_snr(snr))
-        elif isinstance(rate, FixedRate):
-            rate_bps = rate.rate_bps
-        else:
-            raise TypeError(f"no link rate for {type(rate).__name__}")
+        snr = self._snr(t_s, client, rng)
+        rate_bps = self._rate_bps(snr)
         airtime_s = n_bytes * 8.0 / rate_bps if rate_bps > 0 else math.inf
         lost = self._lost(t_s, airtime_s, snr, client, rng)
         return Delivery(ok=not lost, airtime_s=airtime_s)
@@ -80,8 +74,18 @@ class Link:
             self._shift_db[client] = distance.shift_db(d_m)
         return snr_db + self._shift_db[client]
 
-    def _snr(self, client: int, rng: np.random.Generator | None) -> float | None:
-        """Linear SNR of this attempt, or None where nothing needs one."""
+    def _rate_bps(self, snr: float | None) -> float:
+        """The bit rate of an attempt that drew ``snr``."""
+        rate = self.cfg.rate
+        if isinstance(rate, ShannonRate):
+            assert snr is not None, "a shannon rate draws an SNR"
+            return rate.efficiency * rate.bandwidth_hz * math.log2(1.0 + self._rate_snr(snr))
+        if isinstance(rate, FixedRate):
+            return rate.rate_bps
+        raise TypeError(f"no link rate for {type(rate).__name__}")
+
+    def _snr(self, t_s: float, client: int, rng: np.random.Generator | None) -> float | None:
+        """Linear SNR of ``client``'s attempt at ``t_s``, or None where nothing needs one."""
         if isinstance(self.cfg.rate, ShannonRate):
             return db_to_linear(self.mean_snr_db(client, self.cfg.rate.snr_db))
         return None
@@ -126,7 +130,7 @@ class RayleighLink(Link):
         threshold_db = self.cfg.threshold_db
         return snr if threshold_db is None else max(snr, db_to_linear(threshold_db))
 
-    def _snr(self, client: int, rng: np.random.Generator | None) -> float:
+    def _snr(self, t_s: float, client: int, rng: np.random.Generator | None) -> float:
         assert rng is not None, "a link that draws gets its stream"
         k = self.cfg.k_factor
         if k == 0:

@@ -75,3 +75,17 @@ class RadioMap:
     @property
     def noise_w(self) -> float:
         return float(dbm_to_w(self.noise_dbm))
+
+    def columns(self, clients: np.ndarray) -> dict[str, np.ndarray]:
+        """clients.csv's columns for ``clients``: position, access point, mean uplink SNR."""
+        return {"x_m": self.x_m[clients], "y_m": self.y_m[clients], "ap": self.ap[clients],
+                "mean_snr_db": self.mean_snr_db(clients)}
+
+
+def client_table(energy_table: dict[str, np.ndarray],
+                 radio_map: RadioMap | None) -> dict[str, np.ndarray]:
+    """clients.csv: the energy source's per-client records, with each client's position,
+    access point and mean SNR when there is a radio."""
+    if radio_map is None:
+        return energy_table
+    return {**energy_table, **radio_map.columns(np.asarray(energy_table["client"], dtype=int))}

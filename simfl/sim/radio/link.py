@@ -1,0 +1,74 @@
+"""A link whose attempts see the shared radio: mean SNR from geometry, times fading.
+
+With ``network.radio`` set both directions are radio links. An attempt of client i at
+time t sees SNR_i(t) = mean_snr_i * g_i(t): the uplink's mean SNR is the client's power
+toward its access point (the downlink's, the access point's power toward the client)
+over the band's noise, and g_i(t) is the fading power gain of that client and direction
+(:mod:`simfl.sim.radio.fading`; 1 without fading). The attempt runs at the band's
+capacity ``bandwidth_hz * log2(1 + SNR)`` and is lost when its SNR is below
+``network.sinr_threshold_db`` (null: never). A client that truncated power control
+silences sends nothing: each of its attempts is lost at once. Under a shared MAC the
+band is split among uploads by the MAC (:mod:`simfl.sim.mac`); interference is the
+MAC's business too (capture in slotted ALOHA).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol
+
+import numpy as np
+
+from simfl.core.config.network import Channel
+from simfl.core.rng import RngTree
+from simfl.sim.links.channel import Link, db_to_linear
+from simfl.sim.radio.radio_map import RadioMap
+
+
+class FadingGains(Protocol):
+    """The fading power gain of a client's attempts in one direction, with memory."""
+
+    draws: bool
+
+    def gain(self, client: int, t_s: float) -> float:
+        """|h|^2 (mean 1) of ``client`` at ``t_s``."""
+
+
+class UnitGain:
+    """No fading: every attempt sees its mean SNR."""
+
+    draws = False
+
+    def gain(self, client: int, t_s: float) -> float:
+        return 1.0
+
+
+class RadioLink(Link):
+    """One direction (``uplink`` or ``downlink``) of the shared radio (module docstring)."""
+
+    def __init__(self, cfg: Channel, radio_map: RadioMap, direction: str,
+                 fading: FadingGains | None = None, sinr_threshold_db: float | None = None,
+                 rngs: RngTree | None = None) -> None:
+        super().__init__(cfg, rngs)
+        self.radio_map, self.direction = radio_map, direction
+        self.fading: FadingGains = fading if fading is not None else UnitGain()
+        self.threshold = None if sinr_threshold_db is None else db_to_linear(sinr_threshold_db)
+
+    def mean_snr(self, client: int) -> float:
+        """The linear mean SNR of ``client`` over the whole band in this direction."""
+        radio_map = self.radio_map
+        if self.direction == "uplink":
+            return float(10.0 ** (radio_map.mean_snr_db(client) / 10.0))
+        return float(10.0 ** (radio_map.downlink_mean_snr_db(client) / 10.0))
+
+    def _snr(self, t_s: float, client: int, rng: np.random.Generator | None) -> float:
+        return self.mean_snr(client) * self.fading.gain(client, t_s)
+
+    def _rate_bps(self, snr: float | None) -> float:
+        assert snr is not None, "a radio link draws an SNR"
+        return self.radio_map.bandwidth_hz * math.log2(1.0 + snr) if snr > 0 else math.inf
+
+    def _lost(self, t_s: float, airtime_s: float, snr: float | None, client: int,
+              rng: np.random.Generator | None) -> bool:
+        assert snr is not None, "a radio link draws an SNR"
+        return snr == 0.0 or (self.threshold is not None and snr < self.threshold)

@@ -1,0 +1,145 @@
+"""Mean path gains from geometry: path loss, shadowing, association and power control.
+
+The mean received power of client i at access point a is ``P_i - PL(d_ia) - X_ia`` (dBm),
+with X_ia ~ N(0, shadowing_db^2) drawn once per client and access point from the stream
+``radio/shadowing/<a>`` (client i's value is the i-th draw, whatever the other access
+points). With ``shadowing_corr_m`` > 0 the shadowing toward each access point is a
+Gaussian field whose correlation between points (dx, dy) apart is
+``exp(-(|dx| + |dy|) / shadowing_corr_m)``: separable exponential (Gudmundson's model
+along each axis), built on a lattice of spacing ``shadowing_corr_m / LATTICE_STEPS`` by
+first-order autoregression along x then y, each client taking its nearest lattice point.
+A client is served by the nearest access point or the strongest (highest mean received
+power); power control then sets its transmit power toward that access point.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from simfl.core.config.placement import Placement
+from simfl.core.config.radio import (Cells, ChannelInversion, Radio, TruncatedInversion)
+from simfl.core.errors import ConfigError
+from simfl.core.rng import RngTree
+from simfl.sim.radio.placement import place
+from simfl.sim.radio.radio_map import RadioMap
+
+#: lattice points per correlation distance (correlated shadowing)
+LATTICE_STEPS = 8
+#: most lattice points of one access point's shadowing field (memory: float64 each)
+MAX_LATTICE_POINTS = 16_000_000
+
+
+class Propagation:
+    """Mean path gains (dB) from positions to the access points of ``cells``.
+
+    Parameters
+    ----------
+    radio, cells:
+        The radio and the access points.
+    rngs:
+        The run's random streams (shadowing draws).
+    n_clients:
+        How many clients there are (shadowing is drawn for all of them at once).
+    """
+
+    def __init__(self, radio: Radio, cells: Cells, rngs: RngTree, n_clients: int) -> None:
+        self.radio, self.rngs, self.n_clients = radio, rngs, n_clients
+        self.ap_xy_m = np.asarray(cells.access_points, dtype=float).reshape(-1, 2)
+        self.association = cells.association
+        self._independent: dict[int, np.ndarray] = {}
+        self._fields: dict[int, tuple[float, float, np.ndarray]] = {}
+
+    def gain_db(self, ap: int, x_m: np.ndarray, y_m: np.ndarray,
+                clients: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """Mean path gain (dB, path loss and shadowing) of ``clients`` at (x_m, y_m)
+        toward access point ``ap``."""
+        dx, dy = x_m - self.ap_xy_m[ap, 0], y_m - self.ap_xy_m[ap, 1]
+        gain = -self.radio.path_loss.loss_db(np.hypot(dx, dy))
+        if self.radio.shadowing_db > 0:
+            gain = gain - self.radio.shadowing_db * self._shadowing(ap, x_m, y_m, clients)
+        return np.asarray(gain)
+
+    def assign(self, x_m: np.ndarray, y_m: np.ndarray,
+               clients: np.ndarray | slice = slice(None)) -> tuple[np.ndarray, np.ndarray]:
+        """(serving access point, mean path gain toward it in dB) of each client."""
+        best_ap = np.zeros(x_m.shape[0], dtype=np.int64)
+        best_gain = self.gain_db(0, x_m, y_m, clients)
+        best_d2 = (x_m - self.ap_xy_m[0, 0]) ** 2 + (y_m - self.ap_xy_m[0, 1]) ** 2
+        for ap in range(1, self.ap_xy_m.shape[0]):
+            gain = self.gain_db(ap, x_m, y_m, clients)
+            if self.association == "nearest":
+                d2 = (x_m - self.ap_xy_m[ap, 0]) ** 2 + (y_m - self.ap_xy_m[ap, 1]) ** 2
+                better = d2 < best_d2
+                best_d2 = np.where(better, d2, best_d2)
+            else:
+                better = gain > best_gain
+            best_ap[better] = ap
+            best_gain = np.where(better, gain, best_gain)
+        return best_ap, best_gain
+
+    def tx_power_dbm(self, gain_db: np.ndarray) -> np.ndarray:
+        """Each client's transmit power under the power-control rule (``-inf``: silenced)."""
+        radio, rule = self.radio, self.radio.power_control
+        max_dbm = np.full(gain_db.shape, radio.tx_power_dbm)
+        if isinstance(rule, (ChannelInversion, TruncatedInversion)):
+            needed = rule.target_snr_db + radio.noise_dbm - gain_db
+            if isinstance(rule, TruncatedInversion):
+                return np.where(needed <= radio.tx_power_dbm, needed, -np.inf)
+            return np.asarray(np.minimum(needed, max_dbm))
+        return max_dbm
+
+    def _shadowing(self, ap: int, x_m: np.ndarray, y_m: np.ndarray,
+                   clients: np.ndarray | slice) -> np.ndarray:
+        """Standard normal shadowing of ``clients`` toward ``ap`` (unit variance)."""
+        if self.radio.shadowing_corr_m == 0:
+            if ap not in self._independent:
+                rng = self.rngs.stream(f"radio/shadowing/{ap}")
+                self._independent[ap] = rng.standard_normal(self.n_clients)
+            return self._independent[ap][clients]
+        if ap not in self._fields:
+            self._fields[ap] = self._lattice(ap, x_m, y_m)
+        x0, y0, field = self._fields[ap]
+        step = self.radio.shadowing_corr_m / LATTICE_STEPS
+        ix = np.clip(np.rint((x_m - x0) / step).astype(np.int64), 0, field.shape[1] - 1)
+        iy = np.clip(np.rint((y_m - y0) / step).astype(np.int64), 0, field.shape[0] - 1)
+        return field[iy, ix]
+
+    def _lattice(self, ap: int, x_m: np.ndarray,
+                 y_m: np.ndarray) -> tuple[float, float, np.ndarray]:
+        """A unit-variance field with correlation exp(-(|dx| + |dy|) / corr) over the
+        clients' bounding box (grown by one correlation distance for movers)."""
+        corr = self.radio.shadowing_corr_m
+        step = corr / LATTICE_STEPS
+        x0, y0 = float(x_m.min()) - corr, float(y_m.min()) - corr
+        nx = int(math.ceil((float(x_m.max()) + corr - x0) / step)) + 1
+        ny = int(math.ceil((float(y_m.max()) + corr - y0) / step)) + 1
+        if nx * ny > MAX_LATTICE_POINTS:
+            raise ConfigError("network.radio.shadowing_corr_m", corr,
+                              f"a correlation distance whose lattice over the clients' area "
+                              f"has at most {MAX_LATTICE_POINTS:,} points (here {nx * ny:,}; "
+                              "use a larger distance, or 0 for independent shadowing)")
+        rng = self.rngs.stream(f"radio/shadowing/{ap}")
+        rho = math.exp(-step / corr)
+        keep = math.sqrt(1.0 - rho * rho)
+        field = rng.standard_normal((ny, nx))
+        for k in range(1, nx):  # along x: exp(-|dx| / corr), unit variance
+            field[:, k] = rho * field[:, k - 1] + keep * field[:, k]
+        for j in range(1, ny):  # then along y: the product of the two correlations
+            field[j, :] = rho * field[j - 1, :] + keep * field[j, :]
+        return x0, y0, field
+
+
+def build_radio_map(placement: Placement, cells: Cells, radio: Radio, n_clients: int,
+                    rngs: RngTree) -> tuple[RadioMap, Propagation]:
+    """Place the clients, associate them and set their powers: the run's RadioMap, and
+    the propagation that moves it (mobility)."""
+    x_m, y_m = place(placement, n_clients, rngs.stream("placement"))
+    propagation = Propagation(radio, cells, rngs, n_clients)
+    ap, gain_db = propagation.assign(x_m, y_m)
+    radio_map = RadioMap(x_m=x_m, y_m=y_m, ap_xy_m=propagation.ap_xy_m, ap=ap, gain_db=gain_db,
+                         tx_power_dbm=propagation.tx_power_dbm(gain_db),
+                         noise_dbm=radio.noise_dbm, bandwidth_hz=radio.bandwidth_hz,
+                         ap_tx_power_dbm=radio.ap_tx_power_dbm)
+    return radio_map, propagation

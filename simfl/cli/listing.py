@@ -15,7 +15,8 @@ from simfl.plugins import warn_failed_plugins
 
 #: ``simfl list`` topics (one per extension point), in display order
 LIST_TOPICS = ("aggregators", "local_rules", "samplers", "availability", "channels", "rates",
-               "macs", "datasets", "partitions", "models", "initialisers", "lr_schedules",
+               "macs", "placements", "mobility", "path_loss", "power_control", "fading",
+               "datasets", "partitions", "models", "initialisers", "lr_schedules",
                "server_modes", "server_optimizers")
 
 

@@ -23,8 +23,9 @@ class Placement(Choice, point="placements"):
 
 @dataclass(frozen=True)
 class DiscPlacement(Placement):
-    """Uniform in area over the annulus ``min_m <= r <= radius_m`` around the origin
-    (r = sqrt(min^2 + U (radius^2 - min^2)), angle uniform)."""
+    """Uniform in area over an annulus around the origin.
+
+    ``min_m <= r <= radius_m``: r = sqrt(min^2 + U (radius^2 - min^2)), angle uniform."""
 
     kind = "disc"
     radius_m: float = 100.0
@@ -41,8 +42,9 @@ class DiscPlacement(Placement):
 
 @dataclass(frozen=True)
 class PppPlacement(Placement):
-    """A Poisson point process of ``density_per_m2`` on the square of side ``side_m``
-    centred on the origin: the number of points is Poisson(density x area), and they are
+    """A Poisson point process on a square centred on the origin.
+
+    ``density_per_m2`` points per square metre on the square of side ``side_m``: the number of points is Poisson(density x area), and they are
     uniform in the square. The population's ``n_clients`` of them become clients (the
     run is refused if the draw holds fewer)."""
 
@@ -73,8 +75,9 @@ class GridPlacement(Placement):
 
 @dataclass(frozen=True)
 class FilePlacement(Placement):
-    """Positions read from a CSV file with the header ``client,x_m,y_m`` (one row per
-    client, every client exactly once, finite coordinates)."""
+    """Positions read from a CSV file ``client,x_m,y_m``.
+
+    One row per client, every client exactly once, finite coordinates (metres)."""
 
     kind = "file"
     path: str = ""
@@ -97,8 +100,10 @@ class Static(Mobility):
 
 @dataclass(frozen=True)
 class ConstantVelocity(Mobility):
-    """Each client moves in a straight line at ``speed_mps`` in a direction drawn once,
-    reflected at the edge of the disc of ``radius_m`` around the origin."""
+    """Each client moves in a straight line at a constant speed.
+
+    ``speed_mps`` in a direction drawn once, reflected at the edge of the disc of
+    ``radius_m`` around the origin."""
 
     kind = "constant_velocity"
     speed_mps: float = 1.0
@@ -112,9 +117,10 @@ class ConstantVelocity(Mobility):
 
 @dataclass(frozen=True)
 class RandomWaypoint(Mobility):
-    """Each client walks to a waypoint drawn uniformly in the disc of ``radius_m`` at a
-    speed drawn uniformly in [min_speed_mps, max_speed_mps], pauses ``pause_s``, and
-    draws the next."""
+    """Each client walks from waypoint to waypoint.
+
+    The next waypoint is uniform in the disc of ``radius_m``, the speed uniform in
+    [min_speed_mps, max_speed_mps]; at each waypoint it pauses ``pause_s``."""
 
     kind = "random_waypoint"
     paper = ("Johnson and Maltz, Dynamic Source Routing in Ad Hoc Wireless Networks, "

@@ -38,8 +38,10 @@ class PathLoss(Choice, point="path_loss"):
 
 @dataclass(frozen=True)
 class LogDistance(PathLoss):
-    """PL(d) = ref_loss_db + 10 exponent log10(max(d, ref_m) / ref_m): closer than
-    ``ref_m`` the loss stays at ``ref_loss_db``."""
+    """Log-distance path loss.
+
+    PL(d) = ref_loss_db + 10 exponent log10(max(d, ref_m) / ref_m): closer than ``ref_m``
+    the loss stays at ``ref_loss_db``."""
 
     kind = "log_distance"
     paper = "Rappaport, Wireless Communications: Principles and Practice, 2nd ed., sec. 4.9"
@@ -58,7 +60,9 @@ class LogDistance(PathLoss):
 
 @dataclass(frozen=True)
 class FreeSpace(PathLoss):
-    """Friis: PL(d) = 20 log10(4 pi d f / c), with d at least one wavelength."""
+    """Free-space path loss (Friis).
+
+    PL(d) = 20 log10(4 pi d f / c), with d at least one wavelength."""
 
     kind = "free_space"
     paper = "Friis, A note on a simple transmission formula, Proc. IRE 34, 1946"
@@ -88,9 +92,10 @@ class FixedPower(PowerControl):
 
 @dataclass(frozen=True)
 class ChannelInversion(PowerControl):
-    """Each client inverts its mean path gain to reach ``target_snr_db`` at its access
-    point, capped at ``tx_power_dbm`` (a client that needs more falls short of the
-    target)."""
+    """Channel inversion, capped at the maximum power.
+
+    Each client inverts its mean path gain to reach ``target_snr_db`` at its access point,
+    at most ``tx_power_dbm`` (a client that needs more falls short of the target)."""
 
     kind = "inversion"
     target_snr_db: float = 10.0
@@ -101,7 +106,9 @@ class ChannelInversion(PowerControl):
 
 @dataclass(frozen=True)
 class TruncatedInversion(PowerControl):
-    """Channel inversion to ``target_snr_db``; a client that would need more than
+    """Truncated channel inversion: clients that would need too much power stay silent.
+
+    Channel inversion to ``target_snr_db``; a client that would need more than
     ``tx_power_dbm`` does not transmit at all (its uploads are lost)."""
 
     kind = "truncated_inversion"

@@ -1,10 +1,13 @@
-"""Module and class sizes in simfl/, and which of simfl's packages imports which.
+"""Module and class sizes in simfl/ and the scripts beside it, and which of simfl's
+packages imports which.
 
 Reads the source only (``ast``, nothing is imported). A module's size is its number of
 lines; a class's size runs from its ``class`` line (or first decorator) to its last
 line. Prints the modules over :data:`MODULE_LIMIT` lines, the classes over
 :data:`CLASS_LIMIT` lines and the import graph between the packages (every import
-statement counts, those inside functions and relative ones included)::
+statement counts, those inside functions and relative ones included). The size rule
+covers the package and the script folders :data:`SCANNED` names (analysis/, benchmarks/,
+studies/, scenarios/); the graph is simfl's own::
 
     python benchmarks/module_sizes.py            # offenders and the package graph
     python benchmarks/module_sizes.py --all      # every module's size too
@@ -21,6 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "simfl"
+#: the folders the size rule covers: the package and the scripts that live beside it
+SCANNED = (PACKAGE, ROOT / "analysis", ROOT / "benchmarks", ROOT / "studies", ROOT / "scenarios")
 #: a module longer than this (lines) is an offender
 MODULE_LIMIT = 250
 #: a class longer than this (lines) is an offender
@@ -35,6 +40,14 @@ def modules(package: Path = PACKAGE) -> dict[str, Path]:
         if parts[-1] == "__init__":
             parts.pop()
         found[".".join(parts)] = path
+    return found
+
+
+def scanned_modules(folders: tuple[Path, ...] = SCANNED) -> dict[str, Path]:
+    """Dotted module name -> file, for every ``.py`` file under each of ``folders``."""
+    found: dict[str, Path] = {}
+    for folder in folders:
+        found.update(modules(folder))
     return found
 
 
@@ -62,11 +75,11 @@ def class_sizes(path: Path) -> dict[str, int]:
     return sizes
 
 
-def offenders(package: Path = PACKAGE) -> set[str]:
+def offenders(*folders: Path) -> set[str]:
     """``module`` for each module over MODULE_LIMIT lines and ``module:Class`` for each
-    class over CLASS_LIMIT lines."""
+    class over CLASS_LIMIT lines, under ``folders`` (default: :data:`SCANNED`)."""
     out = set()
-    for name, path in modules(package).items():
+    for name, path in scanned_modules(folders or SCANNED).items():
         if line_count(path) > MODULE_LIMIT:
             out.add(name)
         out |= {f"{name}:{cls}" for cls, size in class_sizes(path).items()
@@ -123,7 +136,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--all", action="store_true", help="list every module's size")
     args = parser.parse_args()
-    sizes = {name: line_count(path) for name, path in modules().items()}
+    found = scanned_modules()
+    sizes = {name: line_count(path) for name, path in found.items()}
     if args.all:
         print("modules (lines):")
         for name, size in sorted(sizes.items(), key=lambda kv: -kv[1]):
@@ -132,7 +146,7 @@ def main() -> None:
     for name in sorted(n for n, size in sizes.items() if size > MODULE_LIMIT):
         print(f"  {sizes[name]:5d}  {name}")
     print(f"classes over {CLASS_LIMIT} lines:")
-    for name, path in modules().items():
+    for name, path in found.items():
         for cls, size in sorted(class_sizes(path).items()):
             if size > CLASS_LIMIT:
                 print(f"  {size:5d}  {name}:{cls}")

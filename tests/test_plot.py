@@ -386,3 +386,64 @@ def test_the_mac_whatif_study_writes_runs_that_group_by_seed(tmp_path):
     sweep, training = analysis.read_study(tmp_path)
     assert len(training) == 6
     assert sweep == {(10, 0.1): {1: [12, 12], 10: [60, 21]}}  # three runs pooled
+
+
+# ---------------------------------------------------------------------------------
+# hostile folders and tables
+
+
+def test_links_to_folders_are_not_followed(tmp_path):
+    """A link to the folder itself would be walked again and again (two such links
+    double the walk at every level); only the real run folder is found."""
+    write_run(tmp_path / "c" / "seed1", 1, curve([0.1, 0.2]))
+    (tmp_path / "c" / "loop").symlink_to(".", target_is_directory=True)
+    found, unfinished = find_runs([tmp_path / "c"])
+    assert found == [tmp_path / "c" / "seed1"] and unfinished == []
+    (tmp_path / "link").symlink_to(tmp_path / "c", target_is_directory=True)
+    assert [p.name for p in find_runs([tmp_path / "link"])[0]] == ["seed1"]  # named: taken
+
+
+def test_a_table_with_a_byte_order_mark_is_read(tmp_path):
+    run = write_run(tmp_path / "r", 1, curve([0.1, 0.2, 0.3]))
+    for table in ("evals.csv", "rounds.csv"):
+        (run / table).write_bytes(b"\xef\xbb\xbf" + (run / table).read_bytes())
+    assert read_series(run, "accuracy").x.tolist() == [0.0, 10.0, 20.0]
+    assert read_series(run, "energy_j", "round").y.tolist() == [10.0, 20.0]
+
+
+def test_a_missing_position_column_is_one_line(tmp_path, capsys):
+    run = write_run(tmp_path / "r", 1, curve([0.1, 0.2]))
+    (run / "evals.csv").write_text("round,accuracy\n0,0.1\n1,0.2\n")
+    with pytest.raises(SimflError, match=r"evals.csv has no t_s column, which --x time"):
+        read_series(run, "accuracy")
+    assert read_series(run, "accuracy", "round").y.tolist() == [0.1, 0.2]
+    assert main(["plot", str(run), "--out", str(tmp_path / "p.png")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "t_s" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("value", ["1e308", "-1e308", "inf"])
+def test_values_that_cannot_be_drawn_are_refused_naming_the_file(tmp_path, capsys, value):
+    run = write_run(tmp_path / "r", 1, curve([0.1, 0.2]))
+    (run / "evals.csv").write_text(f"t_s,round,accuracy\n0,0,0.1\n10,1,{value}\n")
+    assert main(["plot", str(run), "--out", str(tmp_path / "p.png")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "evals.csv line 3" in err and not (tmp_path / "p.png").exists()
+    (run / "evals.csv").write_text(f"t_s,round,accuracy\n0,0,0.1\n{value},1,0.2\n")
+    with pytest.raises(SimflError, match="evals.csv line 3"):
+        read_series(run, "accuracy")
+
+
+def test_a_diverged_run_still_plots_without_its_nan_values(tmp_path):
+    run = write_run(tmp_path / "r", 1, curve([0.1, 0.2]))
+    (run / "evals.csv").write_text("t_s,round,accuracy\n0,0,0.1\n10,1,nan\n20,2,0.3\n")
+    assert read_series(run, "accuracy").x.tolist() == [0.0, 20.0]
+
+
+def test_out_in_a_missing_folder_is_refused_and_nothing_created(campaign, tmp_path, capsys):
+    out = tmp_path / "no" / "such" / "p.png"
+    assert main(["plot", str(campaign), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--out" in err and "Traceback" not in err
+    assert not (tmp_path / "no").exists()

@@ -9,7 +9,7 @@ import textwrap
 from pathlib import Path
 from typing import Callable, Sequence
 
-from simfl.core.errors import ConfigError
+from simfl.core.errors import ConfigError, OutputError
 from simfl.metrics.curves import BANDS, TIME_UNITS_S, X_AXES, build_lines
 from simfl.metrics.run_folders import find_runs, metric_table, read_run
 
@@ -136,12 +136,20 @@ def plot_runs(paths: Sequence[Path], out_png: Path, metric: str = "accuracy", x:
               unit: str | None = None, band: str = "ci", labels: Sequence[str] | None = None,
               target: float | None = None, force: bool = False,
               warn: Callable[[str], None] | None = None) -> Path:
-    """Draw :func:`make_figure` into ``out_png``; an existing file only with ``force``."""
+    """Draw :func:`make_figure` into ``out_png``; an existing file only with ``force``.
+
+    The folder of ``out_png`` must exist: a mistyped folder is refused, never created.
+    """
     out_png = Path(out_png)
+    if not out_png.parent.is_dir():
+        raise ConfigError("--out", str(out_png), f"a file in an existing folder "
+                          f"({out_png.parent} is not one)")
     if out_png.exists() and not force:
         raise ConfigError("--out", str(out_png), "a file that does not exist yet (--force "
                           "overwrites it)")
     fig = make_figure(paths, metric, x, unit, band, labels, target, warn)
-    out_png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_png)
+    try:
+        fig.savefig(out_png)
+    except OSError as err:
+        raise OutputError(f"cannot write {out_png}: {err.strerror or err}") from None
     return out_png

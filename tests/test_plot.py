@@ -19,7 +19,8 @@ from simfl.cli import main
 from simfl.core.errors import ConfigError, SimflError
 from simfl.metrics.curves import (Series, band, build_lines, common_grid, find_runs, flatten,
                                   group_by_seed, group_labels, read_run, read_series,
-                                  step_values)
+                                  short_keys, step_values)
+from simfl.metrics.grouping import folder_labels
 from simfl.metrics.plot import make_figure, plot_runs
 
 #: Student's t 0.975 quantiles from a printed table (2 and 4 degrees of freedom)
@@ -89,7 +90,7 @@ def campaign(tmp_path) -> Path:
 def test_runs_that_differ_only_by_seed_are_one_line_with_a_band(campaign):
     fig = make_figure([campaign])
     lines = data_lines(fig)
-    assert [ln.get_label() for ln in lines] == ["server.deadline_s=3", "server.deadline_s=6"]
+    assert [ln.get_label() for ln in lines] == ["deadline_s=3", "deadline_s=6"]
     # mean over the three seeds (shifts 0, 0.1, 0.2: mean shift 0.1)
     assert lines[0].get_ydata() == pytest.approx([0.2, 0.3, 0.4])
     assert lines[1].get_ydata() == pytest.approx([0.5, 0.6, 0.7])
@@ -190,11 +191,11 @@ def test_labels_name_only_the_keys_that_differ(tmp_path):
     labels = [ln.get_label().replace("\n  ", " ") for ln in data_lines(fig)]  # long ones wrap
     # slot_s differs between the kinds that have it; access_prob between the aloha runs;
     # mode and channels come with their kind and are the same wherever they exist
-    assert labels == ["mac.kind=ideal, server.deadline_s=3",
-                      "mac.kind=tdma, mac.slot_s=0.025, server.deadline_s=3",
-                      "mac.kind=tdma, mac.slot_s=0.025, server.deadline_s=6",
-                      "mac.kind=aloha, mac.slot_s=0.05, mac.access_prob=0.1, server.deadline_s=3",
-                      "mac.kind=aloha, mac.slot_s=0.05, mac.access_prob=0.05, server.deadline_s=3"]
+    assert labels == ["mac=ideal, deadline_s=3",
+                      "mac=tdma, slot_s=0.025, deadline_s=3",
+                      "mac=tdma, slot_s=0.025, deadline_s=6",
+                      "mac=aloha, slot_s=0.05, access_prob=0.1, deadline_s=3",
+                      "mac=aloha, slot_s=0.05, access_prob=0.05, deadline_s=3"]
     for label in labels:  # keys equal in every run, the seed and the folder never appear
         assert "lr" not in label and "seed" not in label and "r1" not in label
     assert set(labels) <= {text.replace("\n  ", " ") for text in legend_texts(fig)}
@@ -208,7 +209,7 @@ def test_a_field_without_a_kind_is_named_where_it_exists(tmp_path):
     config["scenario"]["server"]["sampler"] = None
     (b / "config.json").write_text(json.dumps(config))
     assert group_labels(group_by_seed([read_run(a), read_run(b)])) == [
-        "sampler.kind=uniform", "server.sampler=null"]
+        "sampler=uniform", "sampler=null"]
 
 
 def test_one_configuration_is_labelled_by_its_name(tmp_path):
@@ -221,8 +222,37 @@ def test_label_option_overrides_in_order_and_must_match_the_lines(campaign):
     fig = make_figure([campaign], labels=["short", "long"])
     assert [ln.get_label() for ln in data_lines(fig)] == ["short", "long"]
     with pytest.raises(ConfigError, match="2 labels, one per line in order: "
-                                          "server.deadline_s=3; server.deadline_s=6"):
+                                          "deadline_s=3; deadline_s=6"):
         make_figure([campaign], labels=["only one"])
+
+
+def test_short_keys_keep_the_last_part_unless_it_clashes():
+    keys = ["network.mac.kind", "server.deadline_s", "network.uplink.rate.rate_bps",
+            "network.downlink.rate.rate_bps", "server.sampler", "server.sampler.kind"]
+    assert short_keys(keys) == {
+        "network.mac.kind": "mac", "server.deadline_s": "deadline_s",
+        "network.uplink.rate.rate_bps": "uplink.rate.rate_bps",
+        "network.downlink.rate.rate_bps": "downlink.rate.rate_bps",
+        "server.sampler": "sampler", "server.sampler.kind": "sampler"}
+
+
+def test_many_differing_keys_fall_back_to_the_folder_names(tmp_path):
+    """Two different scenarios (a section set against null, here five fields) are
+    named by their folders, never ``KEY=VALUE, ... +N more``."""
+    battery = {"capacity_j": 36000.0, "initial_j": 30000.0, "idle_w": 0.1,
+               "charge_w": 5.0, "cutoff_j": 100.0}
+    for seed in (1, 2):
+        write_run(tmp_path / f"battery_seed{seed}", seed, curve([0.1, 0.2]))
+        write_run(tmp_path / f"battery_inf_seed{seed}", seed, curve([0.1, 0.3]))
+        config_file = tmp_path / f"battery_seed{seed}" / "config.json"
+        config = json.loads(config_file.read_text())
+        config["scenario"]["population"] = {"battery": battery}
+        config_file.write_text(json.dumps(config))
+    groups = group_by_seed([read_run(p) for p in find_runs([tmp_path])[0]])
+    assert group_labels(groups) == ["battery_inf", "battery"]  # natural order of folders
+    assert group_labels(groups, max_keys=5)[1].startswith("capacity_j=36000, ")
+    runs = [read_run(tmp_path / "battery_seed1"), read_run(tmp_path / "battery_inf_seed2")]
+    assert folder_labels(group_by_seed(runs)) == ["battery", "battery_inf"]
 
 
 def test_flatten_makes_dotted_keys():
@@ -381,8 +411,7 @@ def test_the_mac_whatif_study_writes_runs_that_group_by_seed(tmp_path):
                                            "1.0,mac_slots,0,-1,1:4:4 10:20:7\n")
     fig = make_figure([tmp_path / "time_to_accuracy"])
     assert [ln.get_label() for ln in data_lines(fig)] == [  # in natural order of folders
-        "mac.kind=ideal", "mac.kind=slotted_aloha, mac.slot_s=0.05",
-        "mac.kind=tdma, mac.slot_s=0.025"]
+        "mac=ideal", "mac=slotted_aloha, slot_s=0.05", "mac=tdma, slot_s=0.025"]
     sweep, training = analysis.read_study(tmp_path)
     assert len(training) == 6
     assert sweep == {(10, 0.1): {1: [12, 12], 10: [60, 21]}}  # three runs pooled

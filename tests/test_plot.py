@@ -22,6 +22,7 @@ from simfl.metrics.curves import (Series, band, build_lines, common_grid, find_r
                                   short_keys, step_values)
 from simfl.metrics.grouping import folder_labels
 from simfl.metrics.plot import make_figure, plot_runs
+from simfl.metrics.plot_style import legend_title, line_styles, seed_display, time_unit
 
 #: Student's t 0.975 quantiles from a printed table (2 and 4 degrees of freedom)
 T_975 = {2: 4.303, 4: 2.776}
@@ -143,13 +144,72 @@ def test_minmax_and_no_band(tmp_path):
     assert mean == pytest.approx([0.2, 1.6 / 3])
     assert band(values, "none")[1:] == (None, None)
     assert band(values[:1], "ci")[1:] == (None, None)  # one run: no band
-    for seed in (1, 2):
+    for seed in (1, 2, 3):
         write_run(tmp_path / f"s{seed}", seed, curve([0.1 * seed, 0.2 * seed]))
     assert len(make_figure([tmp_path], band="none").axes[0].collections) == 0
     fig = make_figure([tmp_path], band="minmax")
     assert "min to max" in fig.axes[0].get_legend().get_title().get_text()
     with pytest.raises(ConfigError, match="--band"):
         band(values, "stderr")
+
+
+def test_two_seeds_are_drawn_thinly_under_their_mean_without_a_band(tmp_path):
+    """A t-interval of two seeds (t = 12.7) is either nothing or the whole axis: the
+    two runs are drawn instead, for every band kind but none."""
+    for seed, values in ((1, [0.1, 0.5, 0.6]), (2, [0.1, 0.3, 0.7])):
+        write_run(tmp_path / f"s{seed}", seed, curve(values))
+    for kind in ("ci", "minmax"):
+        fig = make_figure([tmp_path], band=kind)
+        ax = fig.axes[0]
+        assert len(ax.collections) == 0  # no band
+        seeds = [ln for ln in ax.get_lines() if ln.get_label() == "_seed"]
+        assert [ln.get_ydata().tolist() for ln in seeds] == [[0.1, 0.5, 0.6], [0.1, 0.3, 0.7]]
+        (mean,) = data_lines(fig)
+        assert mean.get_ydata() == pytest.approx([0.1, 0.4, 0.65])
+        assert all(s.get_linewidth() < mean.get_linewidth() for s in seeds)
+        assert all(s.get_color() == mean.get_color() for s in seeds)
+        assert "thin lines: each seed" in ax.get_legend().get_title().get_text()
+    (line,) = build_lines([read_run(tmp_path / "s1"), read_run(tmp_path / "s2")], "accuracy")
+    assert line.lower is None and line.upper is None
+    fig = make_figure([tmp_path], band="none")
+    assert not [ln for ln in fig.axes[0].get_lines() if ln.get_label() == "_seed"]
+
+
+def test_seed_display_and_legend_title_decide_band_or_seeds():
+    assert [seed_display(n, "ci") for n in (1, 2, 3, 5)] == ["mean", "seeds", "band", "band"]
+    assert seed_display(2, "minmax") == "seeds" and seed_display(5, "none") == "mean"
+    assert legend_title([3, 3], "ci") == "mean of 3 seeds, band: 95% CI of the mean"
+    assert legend_title([2, 4], "ci") == ("mean over seeds, band: 95% CI of the mean, thin "
+                                          "lines: each seed (lines of < 3 seeds)")
+    assert legend_title([1, 1], "ci") is None
+
+
+def test_many_lines_differ_in_dash_and_marker_and_have_fainter_bands(tmp_path):
+    few, many = line_styles(3), line_styles(5)
+    assert {s.linestyle for s in few} == {"-"} and {s.marker for s in few} == {None}
+    assert len({(s.linestyle, s.marker) for s in many}) == 5
+    assert len({s.color for s in many}) == 5
+    assert max(s.band_alpha for s in many) < min(s.band_alpha for s in few)
+    for d in range(5):  # five deadlines x three seeds, on the figure
+        for seed in (1, 2, 3):
+            write_run(tmp_path / f"d{d}_seed{seed}", seed,
+                      curve([0.1 * d + 0.01 * seed + 0.02 * i for i in range(20)]), d + 1.0)
+    fig = make_figure([tmp_path])
+    lines = data_lines(fig)
+    assert len(lines) == 5 and len(fig.axes[0].collections) == 5
+    assert len({(ln.get_linestyle(), ln.get_marker()) for ln in lines}) == 5
+    assert {round(c.get_alpha(), 3) for c in fig.axes[0].collections} == {0.1}
+
+
+def test_the_time_unit_follows_the_longest_line(tmp_path):
+    assert [time_unit(t) for t in (30, 600, 601, 3 * 3600, 130_000, 72 * 3600 + 1)] == [
+        "s", "s", "min", "min", "h", "days"]
+    write_run(tmp_path / "r", 1, curve([0.1, 0.2, 0.3], step_s=65_000.0))
+    fig = make_figure([tmp_path / "r"])
+    assert fig.axes[0].get_xlabel() == "simulated time (h)"
+    assert data_lines(fig)[0].get_xdata() == pytest.approx([0.0, 65_000 / 3600, 130_000 / 3600])
+    fig = make_figure([tmp_path / "r"], unit="days")
+    assert fig.axes[0].get_xlabel() == "simulated time (days)"
 
 
 def test_different_time_grids_meet_on_the_union_by_steps(tmp_path):

@@ -86,9 +86,10 @@ def make_figure(paths: Sequence[Path], metric: str = "accuracy", x: str = "time"
     table = metric_table(runs[0].path, metric)
     lines = build_lines(runs, metric, x, band, labels)
 
-    if x == "time" and unit is None:
-        unit = time_unit(max(float(line.x.max()) for line in lines))
-    scale = TIME_UNITS_S[unit] if x == "time" else 1.0
+    scale = 1.0
+    if x == "time":
+        unit = unit or time_unit(max(float(line.x.max()) for line in lines))
+        scale = TIME_UNITS_S[unit]
 
     fig = Figure(figsize=(7.5, 4.5), dpi=120)
     FigureCanvasAgg(fig)

@@ -23,14 +23,18 @@ invitation (async, buffered), so the uplink losses differ between modes. Each ru
     simfl run async --set server.mode=sync
     simfl run async --set server.mode=buffered --set server.mode.buffer_size=5
 
-or run the whole study (three runs, about two minutes on a laptop) and its figures::
+or run the whole study (each mode under seeds 11, 12 and 13: nine runs) and its
+figures::
 
     python scenarios/async.py --out runs/async_study
+    python scenarios/async.py --out runs/async_quick --seeds 11   # three runs
 
-which writes OUT/<mode>/ (run folders), OUT/staleness.png (histogram of the staleness
-of every applied update, async and buffered) and OUT/accuracy.png (accuracy against
-simulated time, the three modes), and prints each mode's time to 85 % accuracy and
-the updates' mean staleness.
+which writes OUT/<mode>_seed<seed>/ (run folders), OUT/staleness.png (histogram of the
+staleness of every applied update, async and buffered, seeds pooled) and
+OUT/accuracy.png (accuracy against simulated time, one line per mode: the mean over
+seeds with its band, see ``simfl plot``), and prints, per seed, each mode's time to
+85 % accuracy and the updates' mean staleness. Finished runs are kept: a second call
+only draws.
 """
 
 import argparse
@@ -75,57 +79,80 @@ def read_rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def figures(out: Path) -> dict[str, dict]:
-    """Draw OUT/staleness.png and OUT/accuracy.png; return each mode's numbers."""
-    import matplotlib
+def run_folder(out: Path, mode: str, seed: int) -> Path:
+    return out / f"{mode}_seed{seed}"
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    numbers: dict[str, dict] = {}
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+def figures(out: Path, seeds: list[int]) -> dict[str, dict]:
+    """Draw OUT/staleness.png and OUT/accuracy.png; return each mode's numbers, a list
+    of one value per seed."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from simfl.metrics.plot import make_figure
+
+    seeds_text = f"{len(seeds)} seed{'s' if len(seeds) > 1 else ''}"
+    fig = Figure(figsize=(6, 3.5))
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
     for mode in ("async", "buffered"):
-        tau = [int(r["staleness"]) for r in read_rows(out / mode / "updates.csv")]
+        tau = [int(r["staleness"]) for seed in seeds
+               for r in read_rows(run_folder(out, mode, seed) / "updates.csv")]
         if tau:
-            ax.hist(tau, bins=range(0, max(tau) + 2), alpha=0.6, label=f"{mode} ({len(tau)} updates)",
-                    align="left")
+            ax.hist(tau, bins=range(0, max(tau) + 2), alpha=0.6, align="left",
+                    label=f"{mode} ({len(tau)} updates)")
     ax.set_xlabel("staleness tau (server versions)")
     ax.set_ylabel("applied updates")
+    ax.set_title(f"Staleness of the applied updates ({seeds_text} pooled)")
     ax.legend()
     fig.tight_layout()
     fig.savefig(out / "staleness.png", dpi=120)
-    plt.close(fig)
 
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    # one line per mode: the mean over seeds with its band (each seed, with two)
+    fig = make_figure([run_folder(out, mode, seed) for mode in MODES for seed in seeds])
+    fig.axes[0].set_title(f"Time to accuracy: sync, FedAsync and FedBuff\n"
+                          f"(50 phones, tenfold speed spread, 30% uplink loss; {seeds_text})",
+                          fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out / "accuracy.png")
+
+    numbers: dict[str, dict] = {}
     for mode in MODES:
-        evals = read_rows(out / mode / "evals.csv")
-        ax.plot([float(e["t_s"]) for e in evals], [float(e["accuracy"]) for e in evals],
-                label=mode)
-        summary = json.loads((out / mode / "summary.json").read_text())
-        numbers[mode] = {key: summary.get(key) for key in (
+        summaries = [json.loads((run_folder(out, mode, seed) / "summary.json").read_text())
+                     for seed in seeds]
+        numbers[mode] = {key: [summary.get(key) for summary in summaries] for key in (
             "time_to_target_s", "final_accuracy", "rounds", "aggregated_updates",
             "mean_staleness")}
-    ax.axhline(scenario().run.target_accuracy, color="grey", linestyle=":")
-    ax.set_xlabel("simulated time (s)")
-    ax.set_ylabel("test accuracy")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(out / "accuracy.png", dpi=120)
-    plt.close(fig)
     return numbers
+
+
+def parse_seeds(text: str) -> list[int]:
+    try:
+        seeds = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seeds = {text!r}: expected whole numbers "
+                                         f"separated by commas, such as 11,12,13") from None
+    if len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"--seeds = {text!r}: a seed is repeated")
+    return seeds
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Sync vs async vs buffered time to accuracy.")
     parser.add_argument("--out", type=Path, required=True, metavar="OUT",
-                        help="folder that receives one run folder per mode and the figures")
+                        help="folder that receives one run folder per mode and seed, and "
+                             "the figures")
+    parser.add_argument("--seeds", type=parse_seeds, default=[11, 12, 13], metavar="S,S,...",
+                        help="seeds of each mode (default 11,12,13: three give a band)")
     args = parser.parse_args(argv)
     for mode, sets in MODES.items():
-        run_dir = args.out / mode
-        if not (run_dir / "summary.json").is_file():  # a complete run is kept, not re-run
-            run = simfl.apply_overrides(scenario(), [simfl.parse_override(s) for s in sets])
-            simfl.run(run, run_dir)
-    for mode, values in figures(args.out).items():
+        for seed in args.seeds:
+            run_dir = run_folder(args.out, mode, seed)
+            if not (run_dir / "summary.json").is_file():  # a complete run is kept
+                run = simfl.apply_overrides(scenario(), [simfl.parse_override(s) for s in
+                                                         [*sets, f"seed={seed}"]])
+                simfl.run(run, run_dir)
+    for mode, values in figures(args.out, args.seeds).items():
         print(mode, json.dumps(values))
 
 

@@ -397,9 +397,9 @@ def test_the_bundled_async_study_runs_and_draws_its_figures(tmp_path, monkeypatc
     exec(compile((bundled_scenarios_dir() / "async.py").read_text(), "async.py", "exec"), study)
     full = study["scenario"]
     study["scenario"] = lambda: apply_overrides(full(), [("run.horizon_s", 20.0)])
-    study["main"](["--out", str(tmp_path)])
-    for name in ("staleness.png", "accuracy.png", "sync/summary.json", "async/updates.csv",
-                 "buffered/updates.csv"):
+    study["main"](["--out", str(tmp_path), "--seeds", "11,12"])
+    for name in ("staleness.png", "accuracy.png", "sync_seed11/summary.json",
+                 "async_seed12/updates.csv", "buffered_seed11/updates.csv"):
         assert (tmp_path / name).is_file(), name
 
 

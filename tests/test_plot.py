@@ -19,8 +19,10 @@ from simfl.cli import main
 from simfl.core.errors import ConfigError, SimflError
 from simfl.metrics.curves import (Series, band, build_lines, common_grid, find_runs, flatten,
                                   group_by_seed, group_labels, read_run, read_series,
-                                  step_values)
+                                  short_keys, step_values)
+from simfl.metrics.grouping import folder_labels
 from simfl.metrics.plot import make_figure, plot_runs
+from simfl.metrics.plot_style import legend_title, line_styles, seed_display, time_unit
 
 #: Student's t 0.975 quantiles from a printed table (2 and 4 degrees of freedom)
 T_975 = {2: 4.303, 4: 2.776}
@@ -89,7 +91,7 @@ def campaign(tmp_path) -> Path:
 def test_runs_that_differ_only_by_seed_are_one_line_with_a_band(campaign):
     fig = make_figure([campaign])
     lines = data_lines(fig)
-    assert [ln.get_label() for ln in lines] == ["server.deadline_s=3", "server.deadline_s=6"]
+    assert [ln.get_label() for ln in lines] == ["deadline_s=3", "deadline_s=6"]
     # mean over the three seeds (shifts 0, 0.1, 0.2: mean shift 0.1)
     assert lines[0].get_ydata() == pytest.approx([0.2, 0.3, 0.4])
     assert lines[1].get_ydata() == pytest.approx([0.5, 0.6, 0.7])
@@ -142,13 +144,72 @@ def test_minmax_and_no_band(tmp_path):
     assert mean == pytest.approx([0.2, 1.6 / 3])
     assert band(values, "none")[1:] == (None, None)
     assert band(values[:1], "ci")[1:] == (None, None)  # one run: no band
-    for seed in (1, 2):
+    for seed in (1, 2, 3):
         write_run(tmp_path / f"s{seed}", seed, curve([0.1 * seed, 0.2 * seed]))
     assert len(make_figure([tmp_path], band="none").axes[0].collections) == 0
     fig = make_figure([tmp_path], band="minmax")
     assert "min to max" in fig.axes[0].get_legend().get_title().get_text()
     with pytest.raises(ConfigError, match="--band"):
         band(values, "stderr")
+
+
+def test_two_seeds_are_drawn_thinly_under_their_mean_without_a_band(tmp_path):
+    """A t-interval of two seeds (t = 12.7) is either nothing or the whole axis: the
+    two runs are drawn instead, for every band kind but none."""
+    for seed, values in ((1, [0.1, 0.5, 0.6]), (2, [0.1, 0.3, 0.7])):
+        write_run(tmp_path / f"s{seed}", seed, curve(values))
+    for kind in ("ci", "minmax"):
+        fig = make_figure([tmp_path], band=kind)
+        ax = fig.axes[0]
+        assert len(ax.collections) == 0  # no band
+        seeds = [ln for ln in ax.get_lines() if ln.get_label() == "_seed"]
+        assert [ln.get_ydata().tolist() for ln in seeds] == [[0.1, 0.5, 0.6], [0.1, 0.3, 0.7]]
+        (mean,) = data_lines(fig)
+        assert mean.get_ydata() == pytest.approx([0.1, 0.4, 0.65])
+        assert all(s.get_linewidth() < mean.get_linewidth() for s in seeds)
+        assert all(s.get_color() == mean.get_color() for s in seeds)
+        assert "thin lines: each seed" in ax.get_legend().get_title().get_text()
+    (line,) = build_lines([read_run(tmp_path / "s1"), read_run(tmp_path / "s2")], "accuracy")
+    assert line.lower is None and line.upper is None
+    fig = make_figure([tmp_path], band="none")
+    assert not [ln for ln in fig.axes[0].get_lines() if ln.get_label() == "_seed"]
+
+
+def test_seed_display_and_legend_title_decide_band_or_seeds():
+    assert [seed_display(n, "ci") for n in (1, 2, 3, 5)] == ["mean", "seeds", "band", "band"]
+    assert seed_display(2, "minmax") == "seeds" and seed_display(5, "none") == "mean"
+    assert legend_title([3, 3], "ci") == "mean of 3 seeds, band: 95% CI of the mean"
+    assert legend_title([2, 4], "ci") == ("mean over seeds, band: 95% CI of the mean, thin "
+                                          "lines: each seed (lines of < 3 seeds)")
+    assert legend_title([1, 1], "ci") is None
+
+
+def test_many_lines_differ_in_dash_and_marker_and_have_fainter_bands(tmp_path):
+    few, many = line_styles(3), line_styles(5)
+    assert {s.linestyle for s in few} == {"-"} and {s.marker for s in few} == {None}
+    assert len({(s.linestyle, s.marker) for s in many}) == 5
+    assert len({s.color for s in many}) == 5
+    assert max(s.band_alpha for s in many) < min(s.band_alpha for s in few)
+    for d in range(5):  # five deadlines x three seeds, on the figure
+        for seed in (1, 2, 3):
+            write_run(tmp_path / f"d{d}_seed{seed}", seed,
+                      curve([0.1 * d + 0.01 * seed + 0.02 * i for i in range(20)]), d + 1.0)
+    fig = make_figure([tmp_path])
+    lines = data_lines(fig)
+    assert len(lines) == 5 and len(fig.axes[0].collections) == 5
+    assert len({(ln.get_linestyle(), ln.get_marker()) for ln in lines}) == 5
+    assert {round(c.get_alpha(), 3) for c in fig.axes[0].collections} == {0.1}
+
+
+def test_the_time_unit_follows_the_longest_line(tmp_path):
+    assert [time_unit(t) for t in (30, 600, 601, 3 * 3600, 130_000, 72 * 3600 + 1)] == [
+        "s", "s", "min", "min", "h", "days"]
+    write_run(tmp_path / "r", 1, curve([0.1, 0.2, 0.3], step_s=65_000.0))
+    fig = make_figure([tmp_path / "r"])
+    assert fig.axes[0].get_xlabel() == "simulated time (h)"
+    assert data_lines(fig)[0].get_xdata() == pytest.approx([0.0, 65_000 / 3600, 130_000 / 3600])
+    fig = make_figure([tmp_path / "r"], unit="days")
+    assert fig.axes[0].get_xlabel() == "simulated time (days)"
 
 
 def test_different_time_grids_meet_on_the_union_by_steps(tmp_path):
@@ -190,11 +251,11 @@ def test_labels_name_only_the_keys_that_differ(tmp_path):
     labels = [ln.get_label().replace("\n  ", " ") for ln in data_lines(fig)]  # long ones wrap
     # slot_s differs between the kinds that have it; access_prob between the aloha runs;
     # mode and channels come with their kind and are the same wherever they exist
-    assert labels == ["mac.kind=ideal, server.deadline_s=3",
-                      "mac.kind=tdma, mac.slot_s=0.025, server.deadline_s=3",
-                      "mac.kind=tdma, mac.slot_s=0.025, server.deadline_s=6",
-                      "mac.kind=aloha, mac.slot_s=0.05, mac.access_prob=0.1, server.deadline_s=3",
-                      "mac.kind=aloha, mac.slot_s=0.05, mac.access_prob=0.05, server.deadline_s=3"]
+    assert labels == ["mac=ideal, deadline_s=3",
+                      "mac=tdma, slot_s=0.025, deadline_s=3",
+                      "mac=tdma, slot_s=0.025, deadline_s=6",
+                      "mac=aloha, slot_s=0.05, access_prob=0.1, deadline_s=3",
+                      "mac=aloha, slot_s=0.05, access_prob=0.05, deadline_s=3"]
     for label in labels:  # keys equal in every run, the seed and the folder never appear
         assert "lr" not in label and "seed" not in label and "r1" not in label
     assert set(labels) <= {text.replace("\n  ", " ") for text in legend_texts(fig)}
@@ -208,7 +269,7 @@ def test_a_field_without_a_kind_is_named_where_it_exists(tmp_path):
     config["scenario"]["server"]["sampler"] = None
     (b / "config.json").write_text(json.dumps(config))
     assert group_labels(group_by_seed([read_run(a), read_run(b)])) == [
-        "sampler.kind=uniform", "server.sampler=null"]
+        "sampler=uniform", "sampler=null"]
 
 
 def test_one_configuration_is_labelled_by_its_name(tmp_path):
@@ -221,8 +282,37 @@ def test_label_option_overrides_in_order_and_must_match_the_lines(campaign):
     fig = make_figure([campaign], labels=["short", "long"])
     assert [ln.get_label() for ln in data_lines(fig)] == ["short", "long"]
     with pytest.raises(ConfigError, match="2 labels, one per line in order: "
-                                          "server.deadline_s=3; server.deadline_s=6"):
+                                          "deadline_s=3; deadline_s=6"):
         make_figure([campaign], labels=["only one"])
+
+
+def test_short_keys_keep_the_last_part_unless_it_clashes():
+    keys = ["network.mac.kind", "server.deadline_s", "network.uplink.rate.rate_bps",
+            "network.downlink.rate.rate_bps", "server.sampler", "server.sampler.kind"]
+    assert short_keys(keys) == {
+        "network.mac.kind": "mac", "server.deadline_s": "deadline_s",
+        "network.uplink.rate.rate_bps": "uplink.rate.rate_bps",
+        "network.downlink.rate.rate_bps": "downlink.rate.rate_bps",
+        "server.sampler": "sampler", "server.sampler.kind": "sampler"}
+
+
+def test_many_differing_keys_fall_back_to_the_folder_names(tmp_path):
+    """Two different scenarios (a section set against null, here five fields) are
+    named by their folders, never ``KEY=VALUE, ... +N more``."""
+    battery = {"capacity_j": 36000.0, "initial_j": 30000.0, "idle_w": 0.1,
+               "charge_w": 5.0, "cutoff_j": 100.0}
+    for seed in (1, 2):
+        write_run(tmp_path / f"battery_seed{seed}", seed, curve([0.1, 0.2]))
+        write_run(tmp_path / f"battery_inf_seed{seed}", seed, curve([0.1, 0.3]))
+        config_file = tmp_path / f"battery_seed{seed}" / "config.json"
+        config = json.loads(config_file.read_text())
+        config["scenario"]["population"] = {"battery": battery}
+        config_file.write_text(json.dumps(config))
+    groups = group_by_seed([read_run(p) for p in find_runs([tmp_path])[0]])
+    assert group_labels(groups) == ["battery_inf", "battery"]  # natural order of folders
+    assert group_labels(groups, max_keys=5)[1].startswith("capacity_j=36000, ")
+    runs = [read_run(tmp_path / "battery_seed1"), read_run(tmp_path / "battery_inf_seed2")]
+    assert folder_labels(group_by_seed(runs)) == ["battery", "battery_inf"]
 
 
 def test_flatten_makes_dotted_keys():
@@ -381,8 +471,68 @@ def test_the_mac_whatif_study_writes_runs_that_group_by_seed(tmp_path):
                                            "1.0,mac_slots,0,-1,1:4:4 10:20:7\n")
     fig = make_figure([tmp_path / "time_to_accuracy"])
     assert [ln.get_label() for ln in data_lines(fig)] == [  # in natural order of folders
-        "mac.kind=ideal", "mac.kind=slotted_aloha, mac.slot_s=0.05",
-        "mac.kind=tdma, mac.slot_s=0.025"]
+        "mac=ideal", "mac=slotted_aloha, slot_s=0.05", "mac=tdma, slot_s=0.025"]
     sweep, training = analysis.read_study(tmp_path)
     assert len(training) == 6
     assert sweep == {(10, 0.1): {1: [12, 12], 10: [60, 21]}}  # three runs pooled
+
+
+# ---------------------------------------------------------------------------------
+# hostile folders and tables
+
+
+def test_links_to_folders_are_not_followed(tmp_path):
+    """A link to the folder itself would be walked again and again (two such links
+    double the walk at every level); only the real run folder is found."""
+    write_run(tmp_path / "c" / "seed1", 1, curve([0.1, 0.2]))
+    (tmp_path / "c" / "loop").symlink_to(".", target_is_directory=True)
+    found, unfinished = find_runs([tmp_path / "c"])
+    assert found == [tmp_path / "c" / "seed1"] and unfinished == []
+    (tmp_path / "link").symlink_to(tmp_path / "c", target_is_directory=True)
+    assert [p.name for p in find_runs([tmp_path / "link"])[0]] == ["seed1"]  # named: taken
+
+
+def test_a_table_with_a_byte_order_mark_is_read(tmp_path):
+    run = write_run(tmp_path / "r", 1, curve([0.1, 0.2, 0.3]))
+    for table in ("evals.csv", "rounds.csv"):
+        (run / table).write_bytes(b"\xef\xbb\xbf" + (run / table).read_bytes())
+    assert read_series(run, "accuracy").x.tolist() == [0.0, 10.0, 20.0]
+    assert read_series(run, "energy_j", "round").y.tolist() == [10.0, 20.0]
+
+
+def test_a_missing_position_column_is_one_line(tmp_path, capsys):
+    run = write_run(tmp_path / "r", 1, curve([0.1, 0.2]))
+    (run / "evals.csv").write_text("round,accuracy\n0,0.1\n1,0.2\n")
+    with pytest.raises(SimflError, match=r"evals.csv has no t_s column, which --x time"):
+        read_series(run, "accuracy")
+    assert read_series(run, "accuracy", "round").y.tolist() == [0.1, 0.2]
+    assert main(["plot", str(run), "--out", str(tmp_path / "p.png")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "t_s" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("value", ["1e308", "-1e308", "inf"])
+def test_values_that_cannot_be_drawn_are_refused_naming_the_file(tmp_path, capsys, value):
+    run = write_run(tmp_path / "r", 1, curve([0.1, 0.2]))
+    (run / "evals.csv").write_text(f"t_s,round,accuracy\n0,0,0.1\n10,1,{value}\n")
+    assert main(["plot", str(run), "--out", str(tmp_path / "p.png")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "evals.csv line 3" in err and not (tmp_path / "p.png").exists()
+    (run / "evals.csv").write_text(f"t_s,round,accuracy\n0,0,0.1\n{value},1,0.2\n")
+    with pytest.raises(SimflError, match="evals.csv line 3"):
+        read_series(run, "accuracy")
+
+
+def test_a_diverged_run_still_plots_without_its_nan_values(tmp_path):
+    run = write_run(tmp_path / "r", 1, curve([0.1, 0.2]))
+    (run / "evals.csv").write_text("t_s,round,accuracy\n0,0,0.1\n10,1,nan\n20,2,0.3\n")
+    assert read_series(run, "accuracy").x.tolist() == [0.0, 20.0]
+
+
+def test_out_in_a_missing_folder_is_refused_and_nothing_created(campaign, tmp_path, capsys):
+    out = tmp_path / "no" / "such" / "p.png"
+    assert main(["plot", str(campaign), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "--out" in err and "Traceback" not in err
+    assert not (tmp_path / "no").exists()

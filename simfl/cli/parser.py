@@ -83,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("--metric", default="accuracy",
                       help="a column of evals.csv (accuracy, loss...) or rounds.csv (energy_j...)")
     plot.add_argument("--x", choices=("time", "round"), default="time")
-    plot.add_argument("--unit", choices=("s", "min", "h"), help="time unit (default s)")
+    plot.add_argument("--unit", choices=("s", "min", "h", "days"),
+                      help="time unit (default: s, min, h or days, from the longest line)")
     plot.add_argument("--band", choices=("ci", "minmax", "none"), default="ci",
                       help="over seeds: 95%% CI of the mean (default), min-max, or none")
     plot.add_argument("--label", action="append", metavar="TEXT",

@@ -14,7 +14,8 @@ group; the tail that only some seeds reach is not drawn.
 
 Bands. ``ci``: the 95% confidence interval of the mean across seeds, mean ± t(0.975,
 n-1) s / sqrt(n) with s the sample standard deviation (n - 1 in the denominator);
-``minmax``: the lowest and highest run; ``none``. A line of one run has no band.
+``minmax``: the lowest and highest run; ``none``. A line of fewer than three runs has
+no band (see :mod:`simfl.metrics.plot_style`: its runs are drawn one by one).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from simfl.metrics.grouping import (MAX_LABEL_KEYS, differing_keys, format_value
 from simfl.metrics.run_folders import (IGNORED_KEYS, POSITION_COLUMNS, Run, Series,
                                        find_runs, flatten, is_run_folder, metric_table,
                                        natural_key, read_run, read_series, read_table)
+from simfl.metrics.plot_style import TIME_UNITS_S, seed_display
 
 __all__ = [
     "IGNORED_KEYS", "BANDS", "X_AXES", "TIME_UNITS_S", "MAX_LABEL_KEYS", "POSITION_COLUMNS",
@@ -44,13 +46,12 @@ __all__ = [
 BANDS = ("ci", "minmax", "none")
 #: x axes: the evals.csv column, the rounds.csv column and the axis label
 X_AXES = ("time", "round")
-#: seconds per unit of the time axis
-TIME_UNITS_S = {"s": 1.0, "min": 60.0, "h": 3600.0}
 
 
 @dataclass(frozen=True)
 class Line:
-    """A group of runs that differ only by seed, on its common grid."""
+    """A group of runs that differ only by seed, on its common grid: the mean, the band
+    (None where it has none) and each run's values (a row per run)."""
 
     runs: tuple[Run, ...]
     label: str
@@ -61,6 +62,7 @@ class Line:
     session_changes: tuple[float, ...] = field(default=())
     #: lowest and highest value of its runs on the grid
     runs_range: tuple[float, float] = (math.nan, math.nan)
+    values: np.ndarray | None = None
 
 
 # ---------------------------------------------------------------------------------
@@ -114,7 +116,8 @@ def band(values: np.ndarray, kind: str = "ci") -> tuple[np.ndarray, np.ndarray |
 
 def build_lines(runs: Sequence[Run], metric: str, x: str = "time", band_kind: str = "ci",
                 labels: Sequence[str] | None = None) -> list[Line]:
-    """One :class:`Line` per group of runs that differ only by seed."""
+    """One :class:`Line` per group of runs that differ only by seed; a band only where
+    :func:`~simfl.metrics.plot_style.seed_display` draws one (three runs or more)."""
     if x not in X_AXES:
         raise ConfigError("--x", x, " or ".join(X_AXES))
     if band_kind not in BANDS:
@@ -135,7 +138,9 @@ def build_lines(runs: Sequence[Run], metric: str, x: str = "time", band_kind: st
                              f"({', '.join(str(r.path) for r in group)})")
         values = np.vstack([step_values(s.x, s.y, grid) for s in series])
         mean, lower, upper = band(values, band_kind)
+        if seed_display(len(group), band_kind) != "band":
+            lower = upper = None
         changes = tuple(sorted({c for s in series for c in s.session_changes}))
         lines.append(Line(tuple(group), label, grid, mean, lower, upper, changes,
-                          (float(values.min()), float(values.max()))))
+                          (float(values.min()), float(values.max())), values))
     return lines

@@ -5,16 +5,23 @@ Grouping. Each run's scenario tree (``config.json``'s ``scenario``) is flattened
 dotted keys (``network.mac.access_prob``); two runs belong to the same line when every
 key except ``seed`` and ``name`` has the same value. Lines keep the order in which their
 first run appears.
+
+Labels. A line is named by the keys that differ between lines, each by its last part
+(``deadline_s=6``, ``mac=tdma`` for ``network.mac.kind``); where more than a few keys
+differ (two different scenarios side by side), by its runs' folder instead.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import re
+from pathlib import Path
 from typing import Any, Sequence
 
 from simfl.metrics.run_folders import Run
 
-#: differing keys a legend label names before it says "+N more"
+#: the most differing keys a legend label names; with more, lines are named by folder
 MAX_LABEL_KEYS = 4
 
 
@@ -74,14 +81,23 @@ def _insertion_index(keys: list[str], key: str) -> int:
 
 
 def short_keys(keys: Sequence[str]) -> dict[str, str]:
-    """Each dotted key shortened to its last two parts, or more where two would clash
-    (``network.mac.access_prob`` -> ``mac.access_prob``)."""
+    """Each dotted key shortened to its last part, or more where one would clash.
+
+    A choice's ``kind`` is named by its section (``network.mac.kind`` -> ``mac``, the
+    same name as a section set to null, ``server.sampler`` -> ``sampler``);
+    ``server.deadline_s`` -> ``deadline_s``; ``a.rate_bps`` and ``b.rate_bps`` ->
+    ``a.rate_bps`` and ``b.rate_bps``.
+    """
+    def named(key: str) -> str:
+        return key[: -len(".kind")] if key.endswith(".kind") else key
+
+    concepts = list(dict.fromkeys(named(k) for k in keys))
     short = {}
     for key in keys:
-        parts = key.split(".")
-        for n in range(min(2, len(parts)), len(parts) + 1):
+        parts = named(key).split(".")
+        for n in range(1, len(parts) + 1):
             tail = ".".join(parts[-n:])
-            if sum(1 for k in keys if k == tail or k.endswith("." + tail)) == 1:
+            if sum(1 for c in concepts if c == tail or c.endswith("." + tail)) == 1:
                 break
         short[key] = tail
     return short
@@ -99,22 +115,49 @@ def group_labels(groups: Sequence[Sequence[Run]], max_keys: int = MAX_LABEL_KEYS
     """Legend labels naming the parameters that differ between groups.
 
     ``KEY=VALUE`` for each differing key the group has (keys shortened by
-    :func:`short_keys`), at most ``max_keys`` of them and then ``+N more``; preceded by
-    the scenario's name where the names differ too. One group: the scenario's name.
+    :func:`short_keys`), preceded by the scenario's name where the names differ too.
+    Where more than ``max_keys`` keys differ (two different scenarios), or the labels
+    would not tell the groups apart, each group is named by its folder
+    (:func:`folder_labels`). One group: the scenario's name.
     """
     params = [group[0].params for group in groups]
     names = [str(group[0].scenario.get("name", group[0].path.name)) for group in groups]
     keys = label_keys(params)
-    if not keys:
+    if len(groups) == 1:
         return [", ".join(dict.fromkeys(str(r.scenario.get("name", r.path.name))
-                                        for g in groups for r in g))] * len(groups)
+                                        for r in groups[0]))]
+    if not keys or len(keys) > max_keys:
+        return folder_labels(groups)
     short = short_keys(keys)
     labels = []
     for name, p in zip(names, params):
         items = [f"{short[k]}={format_value(p[k])}" for k in keys if k in p]
-        if len(items) > max_keys:
-            items = items[:max_keys] + [f"+{len(items) - max_keys} more"]
         if len(set(names)) > 1:
             items.insert(0, name)
         labels.append(", ".join(items) or "defaults")
+    return labels if len(set(labels)) == len(labels) else folder_labels(groups)
+
+
+#: a seed in a folder's name (``quickstart_seed2``, ``p=0.1_seed5``), left out of labels
+SEED_IN_NAME = re.compile(r"[_-]?seed\d+")
+
+
+def folder_labels(groups: Sequence[Sequence[Run]]) -> list[str]:
+    """Each group named by its runs' folders: the path below the folder common to all
+    runs, without seed parts (``runs/battery_inf`` -> ``battery_inf``,
+    ``c/p=0.1/seed3`` -> ``p=0.1``); a group whose runs' names still differ is named by
+    what they share, or by its first run's name."""
+    paths = [r.path.resolve() for g in groups for r in g]
+    root = Path(os.path.commonpath(paths)) if len(paths) > 1 else paths[0].parent
+    labels = []
+    for group in groups:
+        names = []
+        for run in group:
+            path = run.path.resolve()
+            parts = path.relative_to(root).parts if path != root else (path.name,)
+            kept = [SEED_IN_NAME.sub("", part) for part in parts]
+            names.append("/".join(p for p in kept if p) or path.name)
+        unique = list(dict.fromkeys(names))
+        shared = os.path.commonprefix(unique).rstrip("_-=/. ")
+        labels.append(unique[0] if len(unique) == 1 else shared or group[0].path.name)
     return labels

@@ -9,16 +9,17 @@ import textwrap
 from pathlib import Path
 from typing import Callable, Sequence
 
-from simfl.core.errors import ConfigError
-from simfl.metrics.curves import BANDS, TIME_UNITS_S, X_AXES, build_lines
+from simfl.core.errors import ConfigError, OutputError
+from simfl.metrics.curves import BANDS, X_AXES, build_lines
+from simfl.metrics.plot_style import (TIME_UNITS_S, legend_title, line_styles, marks,
+                                      seed_display, time_unit)
 from simfl.metrics.run_folders import find_runs, metric_table, read_run
 
 #: characters per line of a legend label (longer ones wrap)
 LABEL_WIDTH = 60
-BAND_WORDS = {"ci": "95% CI of the mean", "minmax": "min to max", "none": ""}
 
 
-def x_label(x: str, unit: str) -> str:
+def x_label(x: str, unit: str | None) -> str:
     return f"simulated time ({unit})" if x == "time" else "rounds completed"
 
 
@@ -41,9 +42,12 @@ def make_figure(paths: Sequence[Path], metric: str = "accuracy", x: str = "time"
         A column of ``evals.csv`` (accuracy, loss, acc_class_k...) or of ``rounds.csv``
         (energy_j, n_received...).
     x, unit:
-        ``"time"`` (in ``unit``: s, min or h) or ``"round"`` (rounds completed).
+        ``"time"`` (in ``unit``: s, min, h or days; by default the one that suits the
+        longest line, see :func:`~simfl.metrics.plot_style.time_unit`) or ``"round"``
+        (rounds completed).
     band:
-        ``"ci"`` (95% t-interval of the mean over seeds), ``"minmax"`` or ``"none"``.
+        ``"ci"`` (95% t-interval of the mean over seeds), ``"minmax"`` or ``"none"``;
+        a line of fewer than three seeds draws each seed thinly instead of a band.
     labels:
         Legend labels, one per line in order; default: the parameters that differ.
     target:
@@ -70,8 +74,7 @@ def make_figure(paths: Sequence[Path], metric: str = "accuracy", x: str = "time"
         raise ConfigError("--unit", unit, "no unit with --x round (units are for --x time)")
     if target is not None and not math.isfinite(target):
         raise ConfigError("--target", target, "a finite number")
-    unit = unit or "s"
-    if unit not in TIME_UNITS_S:
+    if unit is not None and unit not in TIME_UNITS_S:
         raise ConfigError("--unit", unit, " or ".join(TIME_UNITS_S))
     run_dirs, unfinished = find_runs(paths)
     if unfinished and warn:
@@ -82,22 +85,32 @@ def make_figure(paths: Sequence[Path], metric: str = "accuracy", x: str = "time"
     runs = [read_run(p) for p in run_dirs]
     table = metric_table(runs[0].path, metric)
     lines = build_lines(runs, metric, x, band, labels)
-    scale = TIME_UNITS_S[unit] if x == "time" else 1.0
+
+    scale = 1.0
+    if x == "time":
+        unit = unit or time_unit(max(float(line.x.max()) for line in lines))
+        scale = TIME_UNITS_S[unit]
 
     fig = Figure(figsize=(7.5, 4.5), dpi=120)
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
-    sizes = {len(line.runs) for line in lines}
-    for line in lines:
-        label = line.label if len(sizes) == 1 else f"{line.label} (n={len(line.runs)})"
+    sizes = [len(line.runs) for line in lines]
+    for i, (line, style) in enumerate(zip(lines, line_styles(len(lines)))):
+        label = line.label if len(set(sizes)) == 1 else f"{line.label} (n={len(line.runs)})"
         label = "\n".join(textwrap.wrap(label, LABEL_WIDTH, subsequent_indent="  ")) or label
         xs = line.x / scale
-        (drawn,) = ax.plot(xs, line.mean, drawstyle="steps-post", linewidth=1.5, label=label)
+        if seed_display(len(line.runs), band) == "seeds" and line.values is not None:
+            for row in line.values:  # each seed, thin and under the mean
+                ax.plot(xs, row, drawstyle="steps-post", linewidth=0.7, alpha=0.45,
+                        color=style.color, label="_seed")
+        ax.plot(xs, line.mean, drawstyle="steps-post", linewidth=1.6, label=label,
+                color=style.color, linestyle=style.linestyle, marker=style.marker,
+                markersize=4, markevery=marks(len(xs), i, len(lines)))
         if line.lower is not None:
-            ax.fill_between(xs, line.lower, line.upper, step="post", alpha=0.2,
-                            color=drawn.get_color(), linewidth=0)
+            ax.fill_between(xs, line.lower, line.upper, step="post", alpha=style.band_alpha,
+                            color=style.color, linewidth=0)
         for change in line.session_changes:
-            ax.axvline(change / scale, color=drawn.get_color(), linestyle=":", linewidth=1.0,
+            ax.axvline(change / scale, color=style.color, linestyle=":", linewidth=1.0,
                        alpha=0.7, label="session change" if not _has(ax, "session change")
                        else "_session change")
     targets = [target] if target is not None else (
@@ -105,7 +118,7 @@ def make_figure(paths: Sequence[Path], metric: str = "accuracy", x: str = "time"
                 if r.target_accuracy is not None}) if metric == "accuracy" else [])
     for value in targets:
         ax.axhline(value, color="grey", linestyle="--", linewidth=0.9, label=f"target {value:g}")
-    if band == "ci" and any(line.lower is not None for line in lines):
+    if any(line.lower is not None for line in lines):
         # the view spans the runs' values (and targets): a wider interval is cut at its edge
         lo = min([line.runs_range[0] for line in lines] + targets)
         hi = max([line.runs_range[1] for line in lines] + targets)
@@ -117,12 +130,7 @@ def make_figure(paths: Sequence[Path], metric: str = "accuracy", x: str = "time"
     ax.grid(True, alpha=0.3)
     if x == "round":
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    n = max(sizes)
-    title = None
-    if len(sizes) == 1 and n > 1:
-        title = f"mean of {n} seeds" + (f", band: {BAND_WORDS[band]}" if band != "none" else "")
-    elif n > 1:
-        title = "mean over seeds" + (f", band: {BAND_WORDS[band]}" if band != "none" else "")
+    title = legend_title(sizes, band)
     ax.legend(fontsize=8, title=title, title_fontsize=8)
     fig.tight_layout()
     return fig
@@ -136,12 +144,20 @@ def plot_runs(paths: Sequence[Path], out_png: Path, metric: str = "accuracy", x:
               unit: str | None = None, band: str = "ci", labels: Sequence[str] | None = None,
               target: float | None = None, force: bool = False,
               warn: Callable[[str], None] | None = None) -> Path:
-    """Draw :func:`make_figure` into ``out_png``; an existing file only with ``force``."""
+    """Draw :func:`make_figure` into ``out_png``; an existing file only with ``force``.
+
+    The folder of ``out_png`` must exist: a mistyped folder is refused, never created.
+    """
     out_png = Path(out_png)
+    if not out_png.parent.is_dir():
+        raise ConfigError("--out", str(out_png), f"a file in an existing folder "
+                          f"({out_png.parent} is not one)")
     if out_png.exists() and not force:
         raise ConfigError("--out", str(out_png), "a file that does not exist yet (--force "
                           "overwrites it)")
     fig = make_figure(paths, metric, x, unit, band, labels, target, warn)
-    out_png.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out_png)
+    try:
+        fig.savefig(out_png)
+    except OSError as err:
+        raise OutputError(f"cannot write {out_png}: {err.strerror or err}") from None
     return out_png

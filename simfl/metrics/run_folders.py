@@ -25,6 +25,9 @@ from simfl.core.errors import ConfigError, SimflError
 IGNORED_KEYS = ("seed", "name")
 #: columns that are positions, not metrics
 POSITION_COLUMNS = ("t_s", "round", "t_open_s", "t_close_s", "session")
+#: the largest magnitude of a value or position that is drawn: means, spreads and the
+#: axes' transforms of larger ones overflow
+MAX_ABS_VALUE = 1e100
 
 
 @dataclass(frozen=True)
@@ -90,7 +93,11 @@ def find_runs(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
 
 
 def _walk(folder: Path) -> Iterable[Path]:
-    for child in sorted((p for p in folder.iterdir() if p.is_dir()), key=natural_key):
+    try:
+        children = [p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()]
+    except OSError as err:
+        raise SimflError(f"cannot read the folder {folder}: {err.strerror or err}") from None
+    for child in sorted(children, key=natural_key):
         if is_run_folder(child):
             yield child
         else:
@@ -134,7 +141,7 @@ def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
 def read_table(path: Path) -> tuple[list[str], list[dict[str, str]]]:
     """Header and rows of a CSV file; a missing or unreadable file names itself."""
     try:
-        with open(path, encoding="utf-8", newline="") as handle:
+        with open(path, encoding="utf-8-sig", newline="") as handle:  # a BOM is dropped
             reader = csv.DictReader(handle)
             rows = list(reader)
             return list(reader.fieldnames or ()), rows
@@ -163,7 +170,9 @@ def read_series(run_dir: Path, metric: str, x: str = "time") -> Series:
 
     Evaluation columns are taken at the evaluation's ``t_s`` or ``round``; round columns
     at the round's ``t_close_s``, or at ``round + 1`` (the rounds completed at its close,
-    the same count as ``evals.csv``'s ``round``). Empty or NaN values are skipped.
+    the same count as ``evals.csv``'s ``round``). Empty or NaN values are skipped (a run
+    that diverged writes NaN); a missing position column, an infinite value or one
+    beyond :data:`MAX_ABS_VALUE` is refused with a line naming the file.
     """
     table = metric_table(run_dir, metric)
     path = run_dir / f"{table}.csv"
@@ -172,6 +181,9 @@ def read_series(run_dir: Path, metric: str, x: str = "time") -> Series:
         x_col, x_shift = ("t_s", 0) if x == "time" else ("round", 0)
     else:
         x_col, x_shift = ("t_close_s", 0) if x == "time" else ("round", 1)
+    if x_col not in header:
+        raise SimflError(f"{path} has no {x_col} column, which --x {x} needs (its columns: "
+                         f"{', '.join(header) or 'none'})")
     xs, ys, sessions = [], [], []
     for line, row in enumerate(rows, start=2):
         try:
@@ -180,6 +192,11 @@ def read_series(run_dir: Path, metric: str, x: str = "time") -> Series:
         except (TypeError, ValueError):
             raise SimflError(f"{path} line {line}: {metric} = {row[metric]!r} or "
                              f"{x_col} = {row[x_col]!r} is not a number") from None
+        if not (abs(value) <= MAX_ABS_VALUE or math.isnan(value)) or not (
+                abs(position) <= MAX_ABS_VALUE):
+            raise SimflError(f"{path} line {line}: {metric} = {row[metric]!r} at {x_col} = "
+                             f"{row[x_col]!r} cannot be drawn (values are plotted up to "
+                             f"{MAX_ABS_VALUE:g} in magnitude)")
         if "session" in header:
             sessions.append((position, row["session"]))
         if math.isfinite(value):

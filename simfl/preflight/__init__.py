@@ -20,12 +20,13 @@ from simfl.preflight.machine import available_memory
 from simfl.preflight.memory import (BYTES_PER_CLIENT, BYTES_PER_INVITEE, DATA_COPIES,
                                     MemoryEstimate, check_memory, estimate_memory)
 from simfl.preflight.sizes import MAX_MODEL_BYTES, check_sizes, check_uplink_rate
+from simfl.preflight.placement import check_placement
 from simfl.preflight.trace import check_trace
 
 __all__ = [
     "preflight", "check_sizes", "check_uplink_rate", "check_memory", "estimate_memory",
     "available_memory", "MemoryEstimate", "check_per_client_lists", "check_labels_exist",
-    "check_data", "check_trace", "MAX_MODEL_BYTES", "BYTES_PER_CLIENT",
+    "check_data", "check_placement", "check_trace", "MAX_MODEL_BYTES", "BYTES_PER_CLIENT",
     "BYTES_PER_INVITEE", "DATA_COPIES",
 ]
 
@@ -34,7 +35,7 @@ def preflight(scenario: Scenario) -> None:
     """Raise a :class:`ConfigError` for the first problem that training would not fix.
 
     Order: sizes and memory first (nothing is allocated before), then the per-client
-    lists, the data set against the partition, and the trace file.
+    lists, the data set against the partition, the trace file and the positions.
     """
     check_sizes(scenario)
     check_uplink_rate(scenario)
@@ -43,3 +44,4 @@ def preflight(scenario: Scenario) -> None:
     check_labels_exist(scenario)
     check_data(scenario)
     check_trace(scenario)
+    check_placement(scenario)

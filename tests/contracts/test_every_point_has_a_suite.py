@@ -25,6 +25,9 @@ SUITES = {
     "lr_schedules": ("contracts/test_training_contracts.py", 'kinds("lr_schedules")'),
     "initialisers": ("contracts/test_training_contracts.py", 'kinds("initialisers")'),
     "server_modes": ("test_async.py", 'REGISTRIES["server_modes"]'),
+    "placements": ("contracts/test_radio_contracts.py", 'kinds("placements")'),
+    "path_loss": ("contracts/test_radio_contracts.py", 'kinds("path_loss")'),
+    "power_control": ("contracts/test_radio_contracts.py", 'kinds("power_control")'),
     "server_optimizers": ("contracts/test_server_optimizer_contracts.py",
                           'kinds("server_optimizers")'),
 }

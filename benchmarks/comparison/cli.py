@@ -36,6 +36,9 @@ def main(description: str) -> None:
                         choices=("slotted_aloha", "slotted_aloha_vectorised", "ideal"),
                         help="uplink access of the scale workload (ideal if aloha is not "
                              "registered; _vectorised: the cohort contention model)")
+    parser.add_argument("--scale-radio", action="store_true",
+                        help="place the scale workload's clients in a 500 m disc around one "
+                             "access point, with the shared radio (8 dB shadowing)")
     parser.add_argument("--gpu-device", default="cuda", help="device of the gpu workload")
     parser.add_argument("--cnn-repeats", type=int, default=3,
                         help="measured repetitions of each cnn cell (after one warm-up)")
@@ -112,7 +115,7 @@ def main(description: str) -> None:
     if "scale" in arms:
         r = run_arm({"arm": "scale", "n_clients": args.scale_clients, "threads": args.threads,
                      "contending": args.scale_contending, "rounds": scale_rounds,
-                     "mac": args.scale_mac}, args.scale_timeout_s)
+                     "mac": args.scale_mac, "radio": args.scale_radio}, args.scale_timeout_s)
         report["scale"] = r
         if "error" in r:
             print(f"scale workload (MAC {args.scale_mac} if registered): {r['error']}\n")
@@ -120,7 +123,8 @@ def main(description: str) -> None:
             if r["trained_updates"] != r["aggregated_updates"]:
                 problems.append("scale: trained_updates != aggregated_updates")
             print(f"scale workload: timing only, {args.scale_clients:,} registered clients, "
-                  f"{args.scale_contending:,} invited per round, MAC {r['mac']}, {r['rounds']} rounds")
+                  f"{args.scale_contending:,} invited per round, MAC {r['mac']}, {r['rounds']} rounds"
+                  + (", placed clients on the shared radio" if args.scale_radio else ""))
             print(f"  wall {r['wall_s']:.1f} s, {r['events']:,} events, "
                   f"{r['events'] / r['wall_s']:,.0f} events/s, peak {r['peak_b'] / 2**30:.2f} GB\n")
 

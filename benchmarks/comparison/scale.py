@@ -1,5 +1,6 @@
 """The scale workload (child side): a timing-only run of many registered synthetic clients,
-slotted-ALOHA uplink access when that MAC is registered."""
+slotted-ALOHA uplink access when that MAC is registered, optionally placed on the shared
+radio."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 from .reference import SEED
 
 
-def scale_scenario(n_clients: int, contending: int, rounds: int, mac: str):
+def scale_scenario(n_clients: int, contending: int, rounds: int, mac: str, radio: bool = False):
     import simfl
     from simfl.core.config import apply_overrides, parse_override
     from simfl.core.registry import registry
@@ -26,13 +27,18 @@ def scale_scenario(n_clients: int, contending: int, rounds: int, mac: str):
             "network.mac.kind=slotted_aloha", f"network.mac.access_prob={1.0 / contending}",
             "network.mac.slot_s=0.001", "network.mac.channels=4",
             f"network.mac.contention={contention}")])
+    if radio:
+        scenario = apply_overrides(scenario, [parse_override(s) for s in (
+            'population.placement={"kind": "disc", "radius_m": 500.0}',
+            'network.radio={"shadowing_db": 8.0}', "network.uplink=ideal")])
     return scenario
 
 
-def arm_scale(n_clients: int, contending: int, rounds: int, mac: str) -> dict:
+def arm_scale(n_clients: int, contending: int, rounds: int, mac: str,
+              radio: bool = False) -> dict:
     from simfl.experiment import run_scenario
 
-    scenario = scale_scenario(n_clients, contending, rounds, mac)
+    scenario = scale_scenario(n_clients, contending, rounds, mac, radio)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         summary = run_scenario(scenario, Path(tmp) / "run").summary

@@ -30,7 +30,8 @@ def worker(argv: list[str]) -> None:
     elif arm == "cnn":
         out = arm_cnn(args["cohorts"], args["repeats"])
     elif arm == "scale":
-        out = arm_scale(args["n_clients"], args["contending"], args["rounds"], args["mac"])
+        out = arm_scale(args["n_clients"], args["contending"], args["rounds"], args["mac"],
+                        args.get("radio", False))
     else:
         out = arm_gpu(args["rounds"], args["device"], args["users"])
     out["self_max_rss_b"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

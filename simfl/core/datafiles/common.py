@@ -115,7 +115,8 @@ def check_size(path: Path, n_bytes: int, what: str, cap: int | None = None) -> N
     cap = MAX_DATA_BYTES if cap is None else cap
     if n_bytes > cap:
         raise DataFileError(path, f"{what} of {n_bytes:,} bytes; simfl reads at most {cap:,} "
-                            "bytes per data file (simfl.core.datafiles.MAX_DATA_BYTES)")
+                            "bytes per data file (simfl.core.datafiles.MAX_DATA_BYTES, "
+                            "MAX_JSON_BYTES for LEAF JSON)")
 
 
 def check_deflated(path: Path, n_bytes: int, compressed_bytes: int, what: str) -> None:

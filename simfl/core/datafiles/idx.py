@@ -227,7 +227,8 @@ def read_idx(path: str, prefix: str = "", transpose: bool | None = None) -> Data
                                 f"images of {image_file.name}")
         if flip:
             images = images.transpose(0, 2, 1)
-        x = images.reshape(len(images), -1).astype(np.float32)
+        with np.errstate(over="ignore"):  # beyond float32's range: refused just below
+            x = images.reshape(len(images), -1).astype(np.float32)
         if images.dtype == np.uint8:
             x /= np.float32(255.0)
         else:

@@ -15,8 +15,9 @@ from typing import Any, Iterator
 
 import numpy as np
 
-from simfl.core.datafiles.common import (MAX_JSON_BYTES, DataArrays, DataFileError, check_finite,
-                                         check_size, folder, open_regular)
+from simfl.core.datafiles import common
+from simfl.core.datafiles.common import (DataArrays, DataFileError, check_finite, check_size,
+                                         folder, open_regular)
 from simfl.core.errors import ConfigError, echo
 
 
@@ -48,14 +49,16 @@ def leaf_folder(path: str) -> Path:
 
 
 def _leaf_json(path: Path) -> Any:
-    """The JSON value of a regular file of at most :data:`MAX_JSON_BYTES`, one line on error."""
+    """The JSON value of a regular file of at most
+    :data:`~simfl.core.datafiles.MAX_JSON_BYTES`, one line on error."""
+    cap = common.MAX_JSON_BYTES
     with open_regular(path) as f:
-        check_size(path, os.fstat(f.fileno()).st_size, "a JSON file", MAX_JSON_BYTES)
+        check_size(path, os.fstat(f.fileno()).st_size, "a JSON file", cap)
         try:
-            raw = f.read(MAX_JSON_BYTES + 1)
+            raw = f.read(cap + 1)
         except OSError as err:
             raise DataFileError(path, f"cannot be read ({err.strerror})") from None
-    check_size(path, len(raw), "a JSON file", MAX_JSON_BYTES)
+    check_size(path, len(raw), "a JSON file", cap)
     try:
         return json.loads(raw.decode("utf-8"))
     except json.JSONDecodeError as err:
@@ -138,7 +141,8 @@ def leaf_counts(path: str, n_users: int) -> np.ndarray:
 
 def _femnist_arrays(path: Path, user: str, xs: list[Any], ys: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     try:
-        x = np.asarray(xs, dtype=np.float32)
+        with np.errstate(over="ignore"):  # beyond float32's range: refused below
+            x = np.asarray(xs, dtype=np.float32)
     except (ValueError, TypeError, OverflowError):
         x = np.empty(0, dtype=np.float32)
     if x.ndim != 2 or x.shape[1] != FEMNIST_PIXELS:

@@ -148,7 +148,8 @@ def read_npz(path: str) -> DataArrays:
         xs = [_npz_array(archive, where, k) for k in ("x_train", "x_test")]
     flat = []
     for key, x in zip(("x_train", "x_test"), xs):
-        rows = x.reshape(len(x), -1).astype(np.float32)
+        with np.errstate(over="ignore"):  # beyond float32's range: refused just below
+            rows = x.reshape(len(x), -1).astype(np.float32)
         if x.dtype == np.uint8:
             rows /= np.float32(255.0)
         flat.append(check_finite(where, key, rows))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
+import struct
 import zipfile
 import zlib
 from contextlib import contextmanager
@@ -27,8 +28,10 @@ from simfl.core.errors import ConfigError
 
 NPZ_KEYS = ("x_train", "y_train", "x_test", "y_test")
 _NPZ_CONTENTS = "an .npz archive of the arrays x_train, y_train, x_test and y_test"
+#: what a damaged archive raises from zipfile, zlib or numpy's .npy reader (an encrypted
+#: member is a RuntimeError, an unknown zip version a NotImplementedError)
 _READ_ERRORS = (OSError, ValueError, EOFError, zlib.error, zipfile.BadZipFile, KeyError,
-                NotImplementedError)
+                NotImplementedError, RuntimeError, struct.error, OverflowError)
 
 
 def _npz_file(path: str) -> Path:
@@ -45,7 +48,7 @@ def _npz_open(where: Path) -> Iterator[np.lib.npyio.NpzFile]:
     with open_regular(where) as raw:
         try:
             archive = np.load(raw, allow_pickle=False)
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as err:
+        except _READ_ERRORS as err:
             raise DataFileError(where, f"not an .npz archive ({err})") from None
         if not isinstance(archive, np.lib.npyio.NpzFile):
             raise DataFileError(where, f"a single .npy array; expected {_NPZ_CONTENTS}")

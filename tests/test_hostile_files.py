@@ -9,6 +9,7 @@ import os
 import signal
 import tracemalloc
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -306,3 +307,12 @@ def test_npz_non_finite_features_are_refused_when_read(tmp_path, value):
     path = write_npz(tmp_path / "d.npz", **arrays)
     with pytest.raises(DataFileError, match="x_test holds 1 non-finite"):
         load_samples(Npz(path=str(path)), 3, RngTree(0))
+
+
+def test_the_limits_stated_in_the_docs_are_the_readers_own():
+    page = (Path(__file__).resolve().parents[1] / "docs" / "data-files.md").read_text()
+    for name, value in (("MAX_DATA_BYTES", datafiles.MAX_DATA_BYTES),
+                        ("MAX_JSON_BYTES", datafiles.MAX_JSON_BYTES),
+                        ("MAX_CLASSES", datafiles.MAX_CLASSES)):
+        assert f"| `{name}` | {value:,}" in page, name
+    assert f"{common.MAX_DEFLATE_RATIO:,} bytes per compressed byte" in page

@@ -39,7 +39,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from simfl.preflight import preflight
 
     scenario = _scenario_from_args(args)
-    preflight(scenario)
+    preflight(scenario, whole_files=True)
     print(json.dumps(scenario.to_dict(), indent=2))
     return 0
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from simfl.core.config import Scenario
 from simfl.preflight.data import check_data, check_labels_exist, check_per_client_lists
+from simfl.preflight.files import check_files
 from simfl.preflight.machine import available_memory
 from simfl.preflight.memory import (BYTES_PER_CLIENT, BYTES_PER_INVITEE, DATA_COPIES,
                                     MemoryEstimate, check_memory, estimate_memory)
@@ -26,20 +27,26 @@ from simfl.preflight.trace import check_trace
 __all__ = [
     "preflight", "check_sizes", "check_uplink_rate", "check_memory", "estimate_memory",
     "available_memory", "MemoryEstimate", "check_per_client_lists", "check_labels_exist",
-    "check_data", "check_placement", "check_trace", "MAX_MODEL_BYTES", "BYTES_PER_CLIENT",
+    "check_data", "check_files", "check_placement", "check_trace", "MAX_MODEL_BYTES",
+    "BYTES_PER_CLIENT",
     "BYTES_PER_INVITEE", "DATA_COPIES",
 ]
 
 
-def preflight(scenario: Scenario) -> None:
-    """Raise a :class:`ConfigError` for the first problem that training would not fix.
+def preflight(scenario: Scenario, whole_files: bool = False) -> None:
+    """Raise a :class:`ConfigError` (or a :class:`~simfl.core.datafiles.DataFileError`)
+    for the first problem that training would not fix.
 
-    Order: sizes and memory first (nothing is allocated before), then the per-client
-    lists, the data set against the partition, the trace file and the positions.
+    Order: sizes and memory first (nothing is allocated before; the data files' sizes
+    come from their headers), then the data files, the per-client lists, the data set
+    against the partition, the trace file and the positions. ``whole_files`` (``simfl
+    validate``) also reads the data files that cannot be checked without parsing them
+    (LEAF JSON).
     """
     check_sizes(scenario)
     check_uplink_rate(scenario)
     check_memory(scenario)
+    check_files(scenario, whole_files)
     check_per_client_lists(scenario)
     check_labels_exist(scenario)
     check_data(scenario)

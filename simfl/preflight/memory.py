@@ -9,7 +9,9 @@ import math
 from dataclasses import dataclass
 
 from simfl.core.config import Scenario
-from simfl.core.config.dataset import Blobs, Digits, Mnist5k, Quadratic, Synthetic
+from simfl.core import datafiles
+from simfl.core.config.dataset import (Blobs, Cifar10, Cifar100, Digits, Idx, Mnist5k, Npz,
+                                       Quadratic, Synthetic)
 from simfl.core.errors import ConfigError
 from simfl.preflight.machine import available_memory
 
@@ -47,8 +49,8 @@ def estimate_memory(scenario: Scenario) -> MemoryEstimate:
     the run loads it (training, label-based availability or sessions, or a partition
     without a size model) and the stacked models of a round's training. Not counted:
     what does not grow with the scenario (Python, numpy, torch: a few hundred MB,
-    usually loaded already), ``run.events`` logs (they grow with the run) and data sets
-    of unknown kinds.
+    usually loaded already), ``run.events`` logs (they grow with the run), LEAF JSON
+    (each file is capped instead) and data sets of unknown kinds.
     """
     task, server, run = scenario.task, scenario.server, scenario.run
     n = task.n_clients
@@ -107,7 +109,21 @@ def _data_size(scenario: Scenario) -> tuple[str, float, float]:
     if isinstance(dataset, Quadratic):
         return ("task.n_clients", float(task.n_clients) * dataset.samples_per_client,
                 4.0 + 12.0 * dataset.dim)
+    info = _file_info(dataset)
+    if info is not None:  # both splits, as the headers or file sizes declare them
+        return "task.dataset.path", float(info.n_train + info.n_test), sample_bytes
     return "task.dataset", 0.0, 0.0
+
+
+def _file_info(dataset: object) -> datafiles.FileInfo | None:
+    """The sizes a data set's files declare (IDX and npz headers, CIFAR file sizes)."""
+    if isinstance(dataset, Idx):
+        return dataset.info()
+    if isinstance(dataset, (Cifar10, Cifar100)):
+        return datafiles.cifar_info(dataset.path, hundred=isinstance(dataset, Cifar100))
+    if isinstance(dataset, Npz):
+        return datafiles.npz_info(dataset.path)
+    return None
 
 
 def _n_params(scenario: Scenario) -> float:

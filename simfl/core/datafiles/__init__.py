@@ -19,20 +19,25 @@ One module per format family (:mod:`~simfl.core.datafiles.idx`,
 share; every public name is importable from this package.
 """
 
-from simfl.core.datafiles.common import DataArrays, DataFileError, FileInfo, folder
+from simfl.core.datafiles.common import (MAX_CLASSES, MAX_DATA_BYTES, MAX_JSON_BYTES, DataArrays,
+                                         DataFileError, FileInfo, folder)
 from simfl.core.datafiles.idx import (IDX_TYPES, IdxHeader, idx_files, idx_header, idx_info,
-                                      parse_idx_header, read_idx, read_idx_array)
-from simfl.core.datafiles.cifar import CIFAR_PIXELS, cifar_files, cifar_info, read_cifar
+                                      idx_prefix_problem, parse_idx_header, read_idx,
+                                      read_idx_array)
+from simfl.core.datafiles.cifar import (CIFAR_PIXELS, cifar_check, cifar_files, cifar_info,
+                                        read_cifar)
 from simfl.core.datafiles.leaf import (FEMNIST_CLASSES, FEMNIST_PIXELS, LEAF_ALPHABET,
                                        SHAKESPEARE_LENGTH, leaf_counts, leaf_folder, leaf_tokens,
                                        read_leaf)
 from simfl.core.datafiles.npz import NPZ_KEYS, npz_info, read_npz
 
 __all__ = [
-    "DataArrays", "DataFileError", "FileInfo", "folder",
-    "IDX_TYPES", "IdxHeader", "idx_files", "idx_header", "idx_info", "parse_idx_header",
+    "MAX_CLASSES", "MAX_DATA_BYTES", "MAX_JSON_BYTES", "DataArrays", "DataFileError", "FileInfo",
+    "folder",
+    "IDX_TYPES", "IdxHeader", "idx_files", "idx_header", "idx_info", "idx_prefix_problem",
+    "parse_idx_header",
     "read_idx", "read_idx_array",
-    "CIFAR_PIXELS", "cifar_files", "cifar_info", "read_cifar",
+    "CIFAR_PIXELS", "cifar_check", "cifar_files", "cifar_info", "read_cifar",
     "FEMNIST_CLASSES", "FEMNIST_PIXELS", "LEAF_ALPHABET", "SHAKESPEARE_LENGTH", "leaf_counts",
     "leaf_folder", "leaf_tokens", "read_leaf",
     "NPZ_KEYS", "npz_info", "read_npz",

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from simfl.core.datafiles.common import DataArrays, DataFileError, FileInfo, folder, read_bytes
+from simfl.core.datafiles.common import (DataArrays, DataFileError, FileInfo, check_size,
+                                         file_size, folder, open_regular, read_bytes)
 
 
 @dataclass(frozen=True)
@@ -67,21 +68,47 @@ def cifar_files(path: str, hundred: bool) -> tuple[list[Path], Path]:
 
 def _cifar_records(path: Path, layout: _CifarLayout) -> int:
     record = layout.label_bytes + CIFAR_PIXELS
-    n, rest = divmod(path.stat().st_size, record)
+    size = file_size(path)
+    check_size(path, size, "a file")
+    n, rest = divmod(size, record)
     if rest or n == 0:
-        raise DataFileError(path, f"{path.stat().st_size} bytes is not a whole, non-zero "
+        raise DataFileError(path, f"{size} bytes is not a whole, non-zero "
                             f"number of {record}-byte records: truncated, or not the binary "
                             "version of CIFAR")
     return n
 
 
 def cifar_info(path: str, hundred: bool, fine: bool = True) -> FileInfo:
-    """Shape, classes and training size of a CIFAR folder, from its file sizes."""
+    """Shape, classes and sizes of a CIFAR folder, from its file sizes (each at most
+    :data:`~simfl.core.datafiles.MAX_DATA_BYTES`)."""
     layout = _cifar_layout(hundred)
     train, test = cifar_files(path, hundred)
     n_train = sum(_cifar_records(p, layout) for p in train)
-    _cifar_records(test, layout)
-    return FileInfo((3, 32, 32), (100 if fine else 20) if hundred else 10, n_train)
+    n_test = _cifar_records(test, layout)
+    return FileInfo((3, 32, 32), (100 if fine else 20) if hundred else 10, n_train, n_test)
+
+
+def cifar_check(path: str, hundred: bool, fine: bool = True) -> FileInfo:
+    """:func:`cifar_info`, and every record's label in range: the label bytes are read
+    through a memory map, the pixels never held."""
+    info = cifar_info(path, hundred, fine)
+    layout = _cifar_layout(hundred)
+    train, test = cifar_files(path, hundred)
+    for file in (*train, test):
+        n = _cifar_records(file, layout)
+        with open_regular(file) as f:
+            records = np.memmap(f, dtype=np.uint8, mode="r", shape=(n, layout.label_bytes
+                                                                    + CIFAR_PIXELS))
+            _check_cifar_labels(file, records[:, 1 if hundred and fine else 0], info.n_classes)
+            del records
+    return info
+
+
+def _check_cifar_labels(path: Path, labels: np.ndarray, n_classes: int) -> None:
+    if labels.max() >= n_classes:
+        bad = int(np.argmax(labels >= n_classes))
+        raise DataFileError(path, f"record {bad} has label {int(labels[bad])}; expected "
+                            f"0 to {n_classes - 1}: not the binary version of this CIFAR")
 
 
 def _read_cifar_files(files: list[Path], layout: _CifarLayout, label_at: int,
@@ -96,10 +123,7 @@ def _read_cifar_files(files: list[Path], layout: _CifarLayout, label_at: int,
             raise DataFileError(path, "changed while it was read")
         records = np.frombuffer(raw, dtype=np.uint8).reshape(n, -1)
         labels = records[:, label_at]
-        if labels.max() >= n_classes:
-            bad = int(np.argmax(labels >= n_classes))
-            raise DataFileError(path, f"record {bad} has label {int(labels[bad])}; expected "
-                                f"0 to {n_classes - 1}: not the binary version of this CIFAR")
+        _check_cifar_labels(path, labels, n_classes)
         x[start:start + n] = records[:, layout.label_bytes:]
         y[start:start + n] = labels
         start += n

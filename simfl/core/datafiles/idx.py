@@ -8,14 +8,16 @@ set.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from simfl.core.datafiles.common import (DataArrays, DataFileError, FileInfo, folder, read_bytes,
-                                         read_head, stat_key)
+from simfl.core.datafiles.common import (DataArrays, DataFileError, FileInfo, check_deflated,
+                                         check_finite, check_labels, check_size, file_size,
+                                         folder, read_bytes, read_head, stat_key)
 from simfl.core.errors import ConfigError
 
 
@@ -35,7 +37,7 @@ class IdxHeader:
 
     @property
     def n_data_bytes(self) -> int:
-        return int(np.prod(self.dims, dtype=np.int64)) * self.dtype.itemsize
+        return math.prod(self.dims) * self.dtype.itemsize
 
 
 def parse_idx_header(head: bytes, path: Path) -> IdxHeader:
@@ -56,21 +58,37 @@ def parse_idx_header(head: bytes, path: Path) -> IdxHeader:
 
 
 def idx_header(path: Path) -> IdxHeader:
-    """Read only the header of an IDX file (plain or ``.gz``)."""
-    return parse_idx_header(read_head(path, 4 + 4 * 255), path)
-
-
-def read_idx_array(path: Path) -> np.ndarray:
-    """The whole array of an IDX file (plain or ``.gz``), in native byte order."""
-    raw = read_bytes(path)
-    header = parse_idx_header(raw[:4 + 4 * 255], path)
-    found = len(raw) - header.n_header_bytes
+    """Read only the header of an IDX file (plain or ``.gz``) and check the size it
+    declares against the file's size and :data:`~simfl.core.datafiles.MAX_DATA_BYTES`
+    (a gzipped file: against what deflate can produce from its compressed bytes)."""
+    header = parse_idx_header(read_head(path, 4 + 4 * 255), path)
+    declared = header.n_header_bytes + header.n_data_bytes
+    size = file_size(path)
+    what = f"a header announcing {header.dims} values"
+    if path.suffix == ".gz":
+        check_deflated(path, declared, size, what)
+        return header
+    check_size(path, declared, what)
+    found = size - header.n_header_bytes
     if found < header.n_data_bytes:
         raise DataFileError(path, f"truncated: the header announces {header.dims} values "
                             f"({header.n_data_bytes} bytes), the file holds {found}")
     if found > header.n_data_bytes:
         raise DataFileError(path, f"{found - header.n_data_bytes} bytes after the "
                             f"{header.dims} values the header announces")
+    return header
+
+
+def read_idx_array(path: Path) -> np.ndarray:
+    """The whole array of an IDX file (plain or ``.gz``), in native byte order. The size
+    the header declares is checked before anything is read; a gzipped file is never
+    decompressed beyond it."""
+    header = idx_header(path)
+    raw = read_bytes(path, header.n_header_bytes + header.n_data_bytes)
+    found = len(raw) - header.n_header_bytes
+    if found != header.n_data_bytes:
+        raise DataFileError(path, f"truncated: the header announces {header.dims} values "
+                            f"({header.n_data_bytes} bytes), the file holds {found}")
     data = np.frombuffer(raw, dtype=header.dtype, offset=header.n_header_bytes)
     return data.reshape(header.dims).astype(header.dtype.newbyteorder("="))
 
@@ -106,8 +124,18 @@ def _idx_prefix(where: Path, prefix: str) -> str:
     return found[0] if found else prefix
 
 
+def idx_prefix_problem(prefix: str) -> str | None:
+    """Why ``prefix`` cannot be a file-name prefix (a path separator, a NUL), else None."""
+    if any(c in prefix for c in ("/", "\\", "\0")):
+        return "a file-name prefix such as 'emnist-balanced-', without path separators"
+    return None
+
+
 def idx_files(path: str, prefix: str = "") -> tuple[str, dict[tuple[str, str], Path]]:
     """The prefix in use and the four files of an IDX data set, by (split, part)."""
+    problem = idx_prefix_problem(prefix)
+    if problem:
+        raise ConfigError("task.dataset.prefix", prefix, problem)
     where = folder(path, _idx_contents(prefix or ""))
     prefix = _idx_prefix(where, prefix)
     files = {}
@@ -126,14 +154,27 @@ def _idx_transposed(prefix: str, transpose: bool | None) -> bool:
 
 
 def idx_info(path: str, prefix: str = "", transpose: bool | None = None) -> FileInfo:
-    """Shape, classes and training size of an IDX data set from its headers and labels."""
+    """Shape, classes and sizes of an IDX data set from its four headers and its labels:
+    every declared size is checked against its file, the label counts against the image
+    counts, and the test images against the training images' size."""
     prefix, files = idx_files(path, prefix)
-    images = _checked_idx_header(files[("train", "images")], 3)
+    counts = {}
+    for split in ("train", "t10k"):
+        images = _checked_idx_header(files[(split, "images")], 3)
+        labels = _checked_idx_header(files[(split, "labels")], 1)
+        if labels.dims[0] != images.dims[0]:
+            raise DataFileError(files[(split, "labels")], f"{labels.dims[0]} labels for the "
+                                f"{images.dims[0]} images of {files[(split, 'images')].name}")
+        counts[split] = images
+    if counts["train"].dims[1:] != counts["t10k"].dims[1:]:
+        raise DataFileError(files[("t10k", "images")], "test images of another size than the "
+                            "training images")
     n_classes = max(_idx_max_label(*stat_key(files[(s, "labels")])) for s in ("train", "t10k")) + 1
-    _, height, width = images.dims
+    _, height, width = counts["train"].dims
     if _idx_transposed(prefix, transpose):
         height, width = width, height
-    return FileInfo((1, height, width), n_classes, images.dims[0])
+    return FileInfo((1, height, width), n_classes, counts["train"].dims[0],
+                    counts["t10k"].dims[0])
 
 
 def _checked_idx_header(path: Path, n_dims: int) -> IdxHeader:
@@ -147,6 +188,9 @@ def _check_idx_dims(path: Path, header: IdxHeader, n_dims: int) -> None:
     if len(header.dims) != n_dims:
         raise DataFileError(path, f"holds a {len(header.dims)}-dimensional array {header.dims}; "
                             f"expected {n_dims}-dimensional {what}")
+    if 0 in header.dims:
+        raise DataFileError(path, f"holds an empty array {header.dims}; expected {what} "
+                            "with at least one sample")
     if n_dims == 1 and header.dtype.kind not in "iu":
         raise DataFileError(path, f"labels of type {header.dtype.name}; expected integers")
     if n_dims == 3 and header.dtype.kind not in "uf":
@@ -156,16 +200,13 @@ def _check_idx_dims(path: Path, header: IdxHeader, n_dims: int) -> None:
 
 @functools.lru_cache(maxsize=32)
 def _idx_max_label(path: str, mtime_ns: int, size: int) -> int:
-    labels = _idx_labels(Path(path))
-    return int(labels.max()) if len(labels) else -1
+    return int(_idx_labels(Path(path)).max())
 
 
 def _idx_labels(path: Path) -> np.ndarray:
     labels = read_idx_array(path)
     _check_idx_dims(path, IdxHeader(labels.dtype, labels.shape), 1)
-    if len(labels) and labels.min() < 0:
-        raise DataFileError(path, f"negative label {int(labels.min())}")
-    return labels.astype(np.int64)
+    return check_labels(path, "the labels", labels)
 
 
 def read_idx(path: str, prefix: str = "", transpose: bool | None = None) -> DataArrays:
@@ -173,25 +214,24 @@ def read_idx(path: str, prefix: str = "", transpose: bool | None = None) -> Data
     the test split. 8-bit pixels are scaled to [0, 1]; with ``transpose`` (by default for
     prefixes starting with ``emnist``) each image is transposed, undoing EMNIST's
     column-major storage."""
+    idx_info(path, prefix, transpose)  # every header, size and label, before the images
     prefix, files = idx_files(path, prefix)
     flip = _idx_transposed(prefix, transpose)
     arrays = []
     for split in ("train", "t10k"):
         image_file, label_file = files[(split, "images")], files[(split, "labels")]
         images = read_idx_array(image_file)
-        _check_idx_dims(image_file, IdxHeader(images.dtype, images.shape), 3)
         labels = _idx_labels(label_file)
         if len(labels) != len(images):
             raise DataFileError(label_file, f"{len(labels)} labels for the {len(images)} "
                                 f"images of {image_file.name}")
         if flip:
             images = images.transpose(0, 2, 1)
-        x = images.reshape(len(images), -1).astype(np.float32)
+        with np.errstate(over="ignore"):  # beyond float32's range: refused just below
+            x = images.reshape(len(images), -1).astype(np.float32)
         if images.dtype == np.uint8:
             x /= np.float32(255.0)
+        else:
+            check_finite(image_file, "the images", x)
         arrays += [x, labels]
-    shapes = {(a.shape[1]) for a in arrays[::2]}
-    if len(shapes) > 1:
-        raise DataFileError(files[("t10k", "images")], "test images of another size than the "
-                            "training images")
     return DataArrays(*arrays)

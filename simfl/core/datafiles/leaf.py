@@ -8,14 +8,17 @@ their positions in :data:`LEAF_ALPHABET`.
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from pathlib import Path
 from typing import Any, Iterator
 
 import numpy as np
 
-from simfl.core.datafiles.common import DataArrays, DataFileError, folder
-from simfl.core.errors import ConfigError
+from simfl.core.datafiles import common
+from simfl.core.datafiles.common import (DataArrays, DataFileError, check_finite, check_size,
+                                         folder, open_regular)
+from simfl.core.errors import ConfigError, echo
 
 
 #: LEAF's 80-character alphabet for Shakespeare: a character's token is its position
@@ -45,34 +48,75 @@ def leaf_folder(path: str) -> Path:
     return where
 
 
-def _leaf_users(sub: Path) -> Iterator[tuple[Path, str, list[Any], list[Any]]]:
-    """Every user of every JSON file in ``sub`` (files by name, users in file order)."""
-    for path in sorted(sub.glob("*.json")):
+def _leaf_json(path: Path) -> Any:
+    """The JSON value of a regular file of at most
+    :data:`~simfl.core.datafiles.MAX_JSON_BYTES`, one line on error."""
+    cap = common.MAX_JSON_BYTES
+    with open_regular(path) as f:
+        check_size(path, os.fstat(f.fileno()).st_size, "a JSON file", cap)
         try:
-            with open(path, "rb") as f:
-                doc = json.load(f)
-        except json.JSONDecodeError as err:
-            raise DataFileError(path, f"not valid JSON ({err.msg} at line {err.lineno})") from None
-        except (OSError, UnicodeDecodeError) as err:
-            raise DataFileError(path, f"cannot be read ({err})") from None
-        if not isinstance(doc, dict) or not isinstance(doc.get("users"), list) \
-                or not isinstance(doc.get("user_data"), dict):
-            raise DataFileError(path, "not LEAF JSON: expected an object with a 'users' list "
-                                "and a 'user_data' object")
-        counts = doc.get("num_samples")
-        if counts is not None and (not isinstance(counts, list) or len(counts) != len(doc["users"])):
-            raise DataFileError(path, "not LEAF JSON: 'num_samples' must list one count per user")
-        for i, user in enumerate(doc["users"]):
-            entry = doc["user_data"].get(user) if isinstance(user, str) else None
-            if not isinstance(entry, dict) or not isinstance(entry.get("x"), list) \
-                    or not isinstance(entry.get("y"), list) or len(entry["x"]) != len(entry["y"]):
-                raise DataFileError(path, f"not LEAF JSON: user_data[{user!r}] must be an object "
-                                    "with equally long 'x' and 'y' lists")
-            if counts is not None and counts[i] != len(entry["y"]):
-                raise DataFileError(path, f"num_samples says {counts[i]} samples for user "
-                                    f"{user!r}, user_data holds {len(entry['y'])}")
-            yield path, user, entry["x"], entry["y"]
-        del doc
+            raw = f.read(cap + 1)
+        except OSError as err:
+            raise DataFileError(path, f"cannot be read ({err.strerror})") from None
+    check_size(path, len(raw), "a JSON file", cap)
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except json.JSONDecodeError as err:
+        raise DataFileError(path, f"not valid JSON ({err.msg} at line {err.lineno})") from None
+    except UnicodeDecodeError:
+        raise DataFileError(path, "not UTF-8 text (LEAF JSON is UTF-8)") from None
+    except RecursionError:
+        raise DataFileError(path, "not LEAF JSON: nested too deeply") from None
+    except ValueError as err:  # an integer of thousands of digits
+        raise DataFileError(path, f"not valid JSON ({echo(err)})") from None
+
+
+def _leaf_doc(path: Path) -> tuple[list[str], dict[str, Any]]:
+    """A LEAF file's users (in order) and its user_data, their agreement checked."""
+    doc = _leaf_json(path)
+    if not isinstance(doc, dict) or not isinstance(doc.get("users"), list) \
+            or not isinstance(doc.get("user_data"), dict):
+        raise DataFileError(path, "not LEAF JSON: expected an object with a 'users' list "
+                            "and a 'user_data' object")
+    users, data = doc["users"], doc["user_data"]
+    if not all(isinstance(u, str) for u in users):
+        raise DataFileError(path, "not LEAF JSON: 'users' must list user names (strings)")
+    if len(set(users)) != len(users):
+        twice = next(u for i, u in enumerate(users) if u in users[:i])
+        raise DataFileError(path, f"user {echo(twice)} appears twice in 'users'")
+    listed = set(users)
+    unlisted = [u for u in data if u not in listed]
+    if unlisted:
+        raise DataFileError(path, f"user_data holds {len(unlisted)} users that 'users' does "
+                            f"not list, such as {echo(unlisted[0])}")
+    counts = doc.get("num_samples")
+    if counts is not None and (not isinstance(counts, list) or len(counts) != len(users)):
+        raise DataFileError(path, "not LEAF JSON: 'num_samples' must list one count per user")
+    for i, user in enumerate(users):
+        entry = data.get(user)
+        if not isinstance(entry, dict) or not isinstance(entry.get("x"), list) \
+                or not isinstance(entry.get("y"), list) or len(entry["x"]) != len(entry["y"]):
+            raise DataFileError(path, f"not LEAF JSON: user_data[{echo(user)}] must be an "
+                                "object with equally long 'x' and 'y' lists")
+        if counts is not None and counts[i] != len(entry["y"]):
+            raise DataFileError(path, f"num_samples says {echo(counts[i])} samples for user "
+                                f"{echo(user)}, user_data holds {len(entry['y'])}")
+    return users, data
+
+
+def _leaf_users(sub: Path) -> Iterator[tuple[Path, str, list[Any], list[Any]]]:
+    """Every user of every JSON file in ``sub`` (files by name, users in file order); a
+    user named twice in one split is refused."""
+    seen: set[str] = set()
+    for path in sorted(sub.glob("*.json")):
+        users, data = _leaf_doc(path)
+        for user in users:
+            if user in seen:
+                raise DataFileError(path, f"user {echo(user)} appears twice in the "
+                                    f"{sub.name} files")
+            seen.add(user)
+            yield path, user, data[user]["x"], data[user]["y"]
+        del users, data
 
 
 def _leaf_selected(where: Path, n_users: int) -> Iterator[tuple[Path, str, list[Any], list[Any]]]:
@@ -97,17 +141,18 @@ def leaf_counts(path: str, n_users: int) -> np.ndarray:
 
 def _femnist_arrays(path: Path, user: str, xs: list[Any], ys: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     try:
-        x = np.asarray(xs, dtype=np.float32)
-    except (ValueError, TypeError):
+        with np.errstate(over="ignore"):  # beyond float32's range: refused below
+            x = np.asarray(xs, dtype=np.float32)
+    except (ValueError, TypeError, OverflowError):
         x = np.empty(0, dtype=np.float32)
     if x.ndim != 2 or x.shape[1] != FEMNIST_PIXELS:
-        raise DataFileError(path, f"user {user!r}: each x must be a list of {FEMNIST_PIXELS} "
-                            "numbers (a 28x28 FEMNIST image)")
-    y = np.asarray(ys)
-    if y.dtype.kind not in "iu" or y.min() < 0 or y.max() >= FEMNIST_CLASSES:
-        raise DataFileError(path, f"user {user!r}: each y must be a class 0 to "
+        raise DataFileError(path, f"user {echo(user)}: each x must be a list of "
+                            f"{FEMNIST_PIXELS} numbers (a 28x28 FEMNIST image)")
+    check_finite(path, f"user {echo(user)}'s x", x)
+    if not all(type(c) is int and 0 <= c < FEMNIST_CLASSES for c in ys):
+        raise DataFileError(path, f"user {echo(user)}: each y must be a class 0 to "
                             f"{FEMNIST_CLASSES - 1}")
-    return x, y.astype(np.int64)
+    return x, np.asarray(ys, dtype=np.int64)
 
 
 _TOKEN_OF = np.full(128, -1, dtype=np.int64)
@@ -116,7 +161,7 @@ _TOKEN_OF[[ord(c) for c in LEAF_ALPHABET]] = np.arange(len(LEAF_ALPHABET))
 
 def leaf_tokens(text: str) -> np.ndarray:
     """Each character's position in LEAF's alphabet; -1 for characters outside it."""
-    codes = np.frombuffer(text.encode("utf-32-le"), dtype="<u4").astype(np.int64)
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4").astype(np.int64)
     tokens = np.full(len(codes), -1, dtype=np.int64)
     ascii_ = codes < 128
     tokens[ascii_] = _TOKEN_OF[codes[ascii_]]
@@ -126,7 +171,7 @@ def leaf_tokens(text: str) -> np.ndarray:
 def _shakespeare_arrays(path: Path, user: str, xs: list[Any], ys: list[Any]) -> tuple[np.ndarray, np.ndarray]:
     if not all(isinstance(s, str) and len(s) == SHAKESPEARE_LENGTH for s in xs) \
             or not all(isinstance(c, str) and len(c) == 1 for c in ys):
-        raise DataFileError(path, f"user {user!r}: each x must be a string of "
+        raise DataFileError(path, f"user {echo(user)}: each x must be a string of "
                             f"{SHAKESPEARE_LENGTH} characters and each y one character "
                             "(LEAF Shakespeare)")
     x = leaf_tokens("".join(xs)).reshape(len(xs), SHAKESPEARE_LENGTH)
@@ -150,8 +195,6 @@ def read_leaf(path: str, benchmark: str, n_users: int) -> DataArrays:
     ys: list[np.ndarray] = []
     order: dict[str, int] = {}
     for file, user, x, y in _leaf_selected(where, n_users):
-        if user in order:
-            raise DataFileError(file, f"user {user!r} appears twice in the train files")
         order[user] = len(order)
         x_arr, y_arr = convert(file, user, x, y)
         xs.append(x_arr)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from simfl.core import datafiles
+from simfl.core.config.checks import require
 from simfl.core.config.dataset.base import Dataset
 
 
@@ -36,6 +37,10 @@ class Idx(Dataset):
     path: str = ""
     prefix: str = ""
     transpose: bool | None = None
+
+    def validate(self) -> None:
+        problem = datafiles.idx_prefix_problem(self.prefix)
+        require(problem is None, "prefix", self.prefix, problem or "")
 
     def info(self) -> datafiles.FileInfo:
         return datafiles.idx_info(self.path, self.prefix, self.transpose)

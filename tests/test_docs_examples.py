@@ -101,7 +101,7 @@ def logged_event_kinds() -> set[str]:
     """The event kinds the simulator logs, read from its source."""
     from simfl.core.records import MISSING_REASONS, EventKind
 
-    sim = "\n".join(p.read_text() for p in (ROOT / "simfl" / "sim").glob("*.py"))
+    sim = "\n".join(p.read_text() for p in (ROOT / "simfl" / "sim").rglob("*.py"))
     kinds = set(re.findall(r"\blog\([^,()]+(?:\([^()]*\))?,\s*\"(\w+)\"", sim))
     kinds |= set(re.findall(r"\bEvent\([^,()]+(?:\([^()]*\))?,\s*\"(\w+)\"", sim))
     kinds |= set(re.findall(r"_missing\(sim, client, round, \"(\w+)\"", sim))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from simfl.core.config import Scenario, apply_overrides, parse_override
+from simfl.core.config.scenario import MAX_OVERRIDE_CHARS
 from simfl.core.errors import ConfigError
 
 #: characters a run folder's name may hold; anything else becomes "_"
@@ -68,10 +69,17 @@ def parse_grid(text: str) -> tuple[str, list[Any]]:
     if key == "seed":
         raise ConfigError("--grid", text, "a scenario key other than seed (give seeds with "
                           "--seeds)")
+    if len(raw) > MAX_OVERRIDE_CHARS:
+        raise ConfigError("--grid", text, f"values of at most {MAX_OVERRIDE_CHARS:,} characters")
     try:
         values = json.loads(f"[{raw}]")
     except json.JSONDecodeError:
         values = [parse_override(f"{key}={item}")[1] for item in raw.split(",")]
+    except RecursionError:
+        raise ConfigError(key, raw, "JSON values nested a few levels deep") from None
+    except ValueError:  # an integer with more digits than Python converts
+        raise ConfigError(key, raw, "numbers of sensible size (at most 19 digits for an "
+                          "integer)") from None
     unique: list[Any] = []
     for value in values:
         if value not in unique:

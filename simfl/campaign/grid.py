@@ -107,13 +107,14 @@ def short_keys(keys: Sequence[str]) -> dict[str, str]:
     return short
 
 
-def _text(value: Any) -> str:
+def value_text(value: Any) -> str:
+    """A grid or ``--set`` value as a folder name shows it: text as is, else JSON."""
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 
 def folder_name(params: dict[str, Any], short: dict[str, str], id: str) -> str:
     """A readable folder name: ``short_key=value,...,seed=N``, limited to FOLDER_CHARS."""
-    parts = [f"{short.get(k, k)}={_text(v)}" for k, v in params.items() if k != "seed"]
+    parts = [f"{short.get(k, k)}={value_text(v)}" for k, v in params.items() if k != "seed"]
     name = FOLDER_CHARS.sub("_", ",".join(parts + [f"seed={params['seed']}"]))
     if len(name) > MAX_FOLDER_CHARS:
         name = f"{name[:MAX_FOLDER_CHARS - 17]}@{id}"

@@ -174,3 +174,13 @@ def test_a_run_left_running_twice_gets_a_fresh_built_name_each_time(tmp_path):
         index.close()
         assert seen[-1] != seen[-2] and seen[-1] in ("seed=1", "seed=1_2")
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == [seen[-1]]
+
+
+def test_a_run_folder_that_is_a_link_is_refused_and_its_target_kept(campaign, capsys):
+    edit(campaign, "UPDATE runs SET status = 'pending' WHERE folder = 'seed=2'")
+    shutil.rmtree(campaign / "seed=2")
+    (campaign / "seed=2").symlink_to(campaign.parent / "victim")
+    before = snapshot(campaign.parent)
+    err = one_line(capsys, [*SWEEP, "--out", str(campaign)])
+    assert "is a link" in err
+    assert snapshot(campaign.parent) == before

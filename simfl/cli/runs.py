@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from simfl.cli.naming import run_out_dir
 from simfl.cli.progress import Progress
 from simfl.core.config import Scenario, apply_overrides, load_scenario, parse_override
 from simfl.core.errors import SimflError
@@ -52,9 +53,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     scenario = _scenario_from_args(args)
     from simfl.experiment import run_scenario
 
+    out = run_out_dir(args.out, args.name, scenario.name,
+                      [parse_override(text) for text in args.set or []], scenario.seed)
     bar = None if args.quiet else Progress(scenario)
     try:
-        result = run_scenario(scenario, Path(args.out) if args.out else None, bar)
+        result = run_scenario(scenario, out, bar)
     finally:
         if bar:
             bar.close()

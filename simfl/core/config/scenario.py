@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.resources
 import importlib.util
 import json
+import os
 import re
 import typing
 from dataclasses import dataclass
@@ -216,12 +217,17 @@ def scenario_search_dirs() -> list[Path]:
 
 
 def resolve_scenario_path(name_or_path: str) -> Path:
+    """An existing file, or a bare name (no path separator, no ``.py``) looked up in
+    :func:`scenario_search_dirs`; a path that does not exist is an error."""
     path = Path(name_or_path)
     if path.is_file():
         return path
-    stem = path.name[:-3] if path.name.endswith(".py") else path.name
+    if name_or_path.endswith(".py") or {"/", os.sep, os.altsep} & set(name_or_path):
+        raise SimflError(f"scenario {name_or_path!r} not found: not an existing file (a "
+                         "path must name one; only a bare name such as quickstart names a "
+                         "bundled one).")
     for folder in scenario_search_dirs():
-        candidate = folder / f"{stem}.py"
+        candidate = folder / f"{name_or_path}.py"
         if candidate.is_file():
             return candidate
     known = sorted({p.stem for d in scenario_search_dirs() if d.is_dir() for p in d.glob("*.py")
@@ -231,16 +237,22 @@ def resolve_scenario_path(name_or_path: str) -> Path:
 
 
 def load_scenario(name_or_path: str) -> Scenario:
-    """Import a scenario script and call its ``scenario()`` function."""
+    """Import a scenario script and call its ``scenario()`` function; a script that
+    exits meanwhile (``sys.exit``) is an error naming it, not the caller's exit."""
     path = resolve_scenario_path(name_or_path)
     spec = importlib.util.spec_from_file_location(f"simfl_scenario_{path.stem}", path)
     assert spec is not None and spec.loader is not None  # a .py path always has both
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    make = getattr(module, "scenario", None)
-    if not callable(make):
-        raise SimflError(f"{path} defines no scenario() function returning a simfl.Scenario.")
-    result = make()
+    try:
+        spec.loader.exec_module(module)
+        make = getattr(module, "scenario", None)
+        if not callable(make):
+            raise SimflError(f"{path} defines no scenario() returning a simfl.Scenario.")
+        result = make()
+    except SystemExit as stop:
+        raise SimflError(f"{path}: the script exited (SystemExit({stop.code!r})) while it "
+                         "was loaded or its scenario() built; a scenario script must "
+                         "return a simfl.Scenario, not exit.") from None
     if not isinstance(result, Scenario):
         raise SimflError(f"{path}: scenario() returned {type(result).__name__}, not a simfl.Scenario.")
     return result

@@ -60,3 +60,58 @@ def test_booleans_from_python_must_be_bools():
         with pytest.raises(ConfigError, match="timing_only"):
             Run(timing_only=value)
     assert Run(timing_only=True).timing_only is True
+
+
+# ---- values so large that training or the meters overflow
+
+@pytest.mark.parametrize("pair, field", [
+    ("task.lr=1e308", "task.lr"),
+    ("task.lr=1001", "task.lr"),
+    ("task.weight_decay=1e308", "task.weight_decay"),
+    ("server.algorithm.server_lr=1e308", "server.algorithm.server_lr"),
+    ("server.algorithm.mu=1e308", "server.algorithm.mu"),
+    ("server.optimizer.lr=1e308", "server.optimizer.lr"),
+    ("population.energy.compute_w=1e308", "population.energy.compute_w"),
+    ("population.energy.idle_w=10001", "population.energy.idle_w"),
+    ("population.energy.tx_w=1e308", "population.energy.tx_w"),
+    ("population.energy.rx_j_per_bit=1e308", "population.energy.rx_j_per_bit"),
+    ("population.battery.charging.power_w=1e308", "population.battery.charging.power_w"),
+    ("population.compute.sigma=1e308", "population.compute.sigma"),
+    ("population.compute.sigma=10.5", "population.compute.sigma"),
+    ("population.compute.median_samples_per_s=1e308", "population.compute.median_samples_per_s"),
+    ("population.compute.median_samples_per_s=1e-300", "population.compute.median_samples_per_s"),
+])
+def test_values_that_overflow_are_one_line_naming_the_field(capsys, pair, field):
+    before = {"server.algorithm.mu": ["server.algorithm=fedprox"],
+              "server.optimizer.lr": ["server.optimizer=fedadam"],
+              "population.battery.charging.power_w": ["population.battery={}",
+                                                      "population.battery.charging={}"]}
+    args = ["validate", "quickstart"]
+    for p in [*before.get(field, []), pair]:
+        args += ["--set", p]
+    assert main(args) == 2
+    err = _one_line(capsys)
+    assert f"{field} = " in err
+
+
+def test_the_bounds_themselves_are_accepted(capsys):
+    pairs = ["task.lr=1000", "task.weight_decay=1000", "server.algorithm.server_lr=1000",
+             "population.energy.compute_w=10000", "population.energy.idle_w=0",
+             "population.compute.sigma=10", "population.compute.median_samples_per_s=1e12"]
+    args = ["validate", "quickstart"]
+    for p in pairs:
+        args += ["--set", p]
+    assert main(args) == 0
+    capsys.readouterr()
+
+
+def test_extreme_speeds_stay_positive_and_finite():
+    import numpy as np
+
+    from simfl.core.config import Compute
+
+    z = np.random.default_rng(0).standard_normal(10**6)
+    for median in (1e-6, 1e12):
+        c = Compute(median_samples_per_s=median, sigma=10.0)
+        speeds = c.median_samples_per_s * np.exp(c.sigma * z)
+        assert np.isfinite(speeds).all() and (speeds > 0).all()

@@ -115,3 +115,61 @@ def test_extreme_speeds_stay_positive_and_finite():
         c = Compute(median_samples_per_s=median, sigma=10.0)
         speeds = c.median_samples_per_s * np.exp(c.sigma * z)
         assert np.isfinite(speeds).all() and (speeds > 0).all()
+
+
+# ---- a model that diverges is reported, not passed off as a result
+
+QUADRATIC = """import simfl
+
+
+def scenario():
+    return simfl.Scenario(
+        name="steps",
+        task=simfl.Task(dataset=simfl.Quadratic(), partition=simfl.Native(),
+                        model=simfl.Logreg(), n_clients=4, batch_size=10, local_steps=20,
+                        lr={lr}),
+        server=simfl.Server(clients_per_round=4),
+        run=simfl.Run(rounds=1))
+"""
+
+
+def _run(tmp_path, capsys, body: str, name: str, *args: str):
+    import json
+
+    script = tmp_path / f"{name}.py"
+    script.write_text(body)
+    status = main(["run", str(script), "--out", str(tmp_path / name), "--quiet", *args])
+    captured = capsys.readouterr()
+    summary = (json.loads((tmp_path / name / "summary.json").read_text())
+               if status == 0 else None)
+    return status, captured.err, summary
+
+
+def test_a_diverging_model_is_a_warning_in_summary_and_on_stderr(tmp_path, capsys):
+    # gradient steps of 1000 on (w - xi)^2 multiply the error by 1999 each: float32
+    # overflows within the first round's 20 local steps
+    status, err, summary = _run(tmp_path, capsys, QUADRATIC.format(lr=1000.0), "big")
+    assert status == 0
+    [warning] = [w for w in summary["warnings"] if "diverged" in w]
+    assert "after round 1 " in warning and "task.lr" in warning
+    assert f"warning: {warning}" in err
+    status, err, summary = _run(tmp_path, capsys, QUADRATIC.format(lr=0.1), "small")
+    assert status == 0 and summary["warnings"] == [] and "warning" not in err
+
+
+def test_nan_in_the_data_is_never_silent(tmp_path, capsys):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 3)).astype(np.float32)
+    x[5, 1] = np.nan
+    y = rng.integers(0, 2, size=40)
+    np.savez(tmp_path / "data.npz", x_train=x, y_train=y, x_test=x[:10], y_test=y[:10])
+    body = QUADRATIC.format(lr=0.1).replace(
+        "dataset=simfl.Quadratic(), partition=simfl.Native()",
+        f"dataset=simfl.Npz(path={str(tmp_path / 'data.npz')!r}), partition=simfl.Iid()")
+    status, err, summary = _run(tmp_path, capsys, body, "nan")
+    if status == 0:  # taken: the run says its scores are meaningless
+        assert any("NaN" in w for w in summary["warnings"]) and "warning" in err
+    else:  # refused when read: one line naming the data
+        assert status == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err

@@ -25,7 +25,7 @@ from simfl.campaign.progress import CampaignProgress
 from simfl.campaign.scheduling import execute
 from simfl.campaign.worker import RunTask
 from simfl.core.config import Scenario, load_scenario
-from simfl.core.config.scenario import resolve_scenario_path
+from simfl.core.config.scripts import resolve_scenario_path
 from simfl.core.errors import ConfigError
 
 

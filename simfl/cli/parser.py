@@ -21,7 +21,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     def scenario_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("scenario", help="path to a scenario script, or the name of one in scenarios/")
+        p.add_argument("scenario", help="path to an existing scenario script, or the bare "
+                       "name (no / and no .py) of one in ./scenarios/ or simfl's own")
         p.add_argument("--set", action="append", metavar="KEY=VALUE",
                        help="override a dotted scenario key (value parsed as JSON when possible)")
 

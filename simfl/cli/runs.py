@@ -46,7 +46,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from simfl.core.config.scenario import resolve_scenario_path
+    from simfl.core.config.scripts import resolve_scenario_path
     from simfl.metrics.rundir import write_provenance
 
     started_at = time.time()

@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any, Mapping
 
 import numpy as np
@@ -49,6 +50,9 @@ class ModelTrainer:
         self.n_trained = 0
         self.stepped = False  # whether any round moved the global model
         self.waiting_for: float | None = None  # the aggregator's last WAITING_FOR, if any
+        #: [rounds completed, t_s, loss] of the first evaluation that found the model or
+        #: its loss not finite (NaN or infinite); None while every one was finite
+        self.diverged: list[float] | None = None
         self._stats = None
 
     def begin_round(self, round: int, t_s: float) -> None:
@@ -151,6 +155,8 @@ class ModelTrainer:
                             if self.run.per_class_accuracy else ())
         accuracy, loss = self._scored[2]
         self.accuracy = accuracy
+        if self.diverged is None and not (math.isfinite(loss) and _finite(self.params)):
+            self.diverged = [completed, t_s, loss]
         recorder.evaluation(t_s, completed, accuracy, loss, *extra, *self._scored[3])
 
     @property
@@ -165,7 +171,8 @@ class ModelTrainer:
                 "versions": self.versions,
                 "accuracy": self.accuracy, "n_timed_evals": self._n_timed_evals,
                 "n_trained": self.n_trained, "stepped": self.stepped,
-                "waiting_for": self.waiting_for, "sessions": self.sessions.snapshot()}
+                "waiting_for": self.waiting_for, "diverged": self.diverged,
+                "sessions": self.sessions.snapshot()}
 
     def restore(self, state: dict[str, Any]) -> None:
         self.params, self.agg_state = state["params"], state["agg_state"]
@@ -173,6 +180,7 @@ class ModelTrainer:
         self.versions, self.accuracy = state["versions"], state["accuracy"]
         self._n_timed_evals, self.n_trained = state["n_timed_evals"], state["n_trained"]
         self.stepped, self.waiting_for = state["stepped"], state["waiting_for"]
+        self.diverged = state.get("diverged")
         self.sessions.restore(state["sessions"])
         self._scored = None
 
@@ -196,13 +204,14 @@ class ModelTrainer:
     def warnings(self, n_arrived: int, n_rounds: int) -> list[str]:
         """What a user must know to read the run's result (``summary.json`` ``warnings``).
 
-        One case so far: updates arrived but the global model never moved (no round
-        reached ``server.min_updates``, or the aggregator never stepped, e.g. MIFA with
-        ``init = "wait_for_all"`` while some client never reports); every evaluation is
-        then one of the initial model.
+        Two cases: the global model diverged (:func:`divergence`), and updates arrived
+        but the global model never moved (no round reached ``server.min_updates``, or the
+        aggregator never stepped, e.g. MIFA with ``init = "wait_for_all"`` while some
+        client never reports); every evaluation is then one of the initial model.
         """
+        found = divergence(self.diverged)
         if self.stepped or n_arrived == 0:
-            return []
+            return found
         server = self.server
         if self.n_trained == 0:
             why = (f"no round had the server.min_updates = {server.min_updates} arrivals it "
@@ -212,5 +221,28 @@ class ModelTrainer:
             if self.waiting_for:
                 why += (f" (it was still waiting for the updates of {int(self.waiting_for)} "
                         "clients)")
-        return [f"the global model was never updated: {n_arrived} updates arrived in "
-                f"{n_rounds} rounds but {why}; every evaluation is of the initial model"]
+        return found + [f"the global model was never updated: {n_arrived} updates arrived "
+                        f"in {n_rounds} rounds but {why}; every evaluation is of the initial "
+                        "model"]
+
+
+def _finite(params: Any) -> bool:
+    """Whether every tensor of the model ``params`` holds only finite numbers."""
+    return all(bool(v.isfinite().all()) for v in params.values())
+
+
+def divergence(diverged: list[float] | None) -> list[str]:
+    """The warning for a model that became NaN or infinite: ``diverged`` is
+    :attr:`ModelTrainer.diverged`. The run goes on (its timing and energy tables stay
+    valid), but every later score is of a broken model."""
+    if diverged is None:
+        return []
+    completed, t_s, loss = diverged
+    if completed == 0:
+        return [f"the initial model's test loss is {loss}, not a finite number: the data "
+                "set holds NaN or infinite values (or the model cannot score it); every "
+                "evaluation is meaningless"]
+    return [f"the global model diverged: at the evaluation after round {int(completed)} "
+            f"(t = {t_s:g} s) its parameters or its test loss ({loss}) were no longer "
+            "finite, and every later score is meaningless; lower task.lr or the server's "
+            "step size, or look for NaN or infinite values in the data set"]

@@ -13,7 +13,8 @@ from simfl.core.config.population import Compute, Population
 from simfl.core.config.run import Run
 from simfl.core.config.sessions import (Average, Continuous, Previous, SessionInit, Sessions,
                                         Similarity)
-from simfl.core.config.scenario import Scenario, apply_overrides, load_scenario, parse_override
+from simfl.core.config.scenario import Scenario, apply_overrides, parse_override
+from simfl.core.config.scripts import load_scenario
 from simfl.core.config.server import (Aggregator, ConstantLr, CVaR, ExponentialLr, FedAR,
                                       FedAvg, FedAvgIS, FedAvgS, FedAvgSWait, FedLaAvg, FedProx,
                                       FedVARP, InverseRoundLr, LrSchedule, Mifa, Scaffold, Server)

@@ -5,7 +5,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from simfl.core.config.node import Node, non_negative, positive, probability, require
+from simfl.core.config.checks import power_w
+from simfl.core.config.node import (Node, at_most, non_negative, positive, probability,
+                                    require)
+
+#: the most energy a radio may spend per bit (joules); real radios spend nano- to
+#: microjoules
+MAX_J_PER_BIT = 1.0
 
 
 @dataclass(frozen=True)
@@ -24,6 +30,7 @@ class Energy(Node):
     what its work used (download, compute, waiting for medium access, upload), from the
     battery or, when plugged in, from the charger. Not modelled: radio tail energy after
     a transfer, rate-dependent radio power, DVFS (power depending on the CPU frequency).
+    Bounds: each power at most 10 kW, each per-bit energy at most 1 J/bit.
     """
 
     exclusive = (("tx_w", "tx_j_per_bit"), ("rx_w", "rx_j_per_bit"))
@@ -35,11 +42,10 @@ class Energy(Node):
     rx_j_per_bit: float | None = None
 
     def validate(self) -> None:
-        names = ("idle_w", "compute_w", "tx_w", "tx_j_per_bit", "rx_w", "rx_j_per_bit")
-        non_negative(self, *names)
-        for name in names:
-            value = getattr(self, name)
-            require(value is None or math.isfinite(value), name, value, "a finite number")
+        power_w(self, "idle_w", "compute_w", "tx_w", "rx_w")
+        non_negative(self, "tx_j_per_bit", "rx_j_per_bit")
+        at_most(self, MAX_J_PER_BIT, "tx_j_per_bit", "rx_j_per_bit",
+                why="joules per bit; radios spend nano- to microjoules")
         for watts, per_bit, default_w in (("tx_w", "tx_j_per_bit", 4.0),
                                           ("rx_w", "rx_j_per_bit", 1.0)):
             require(getattr(self, watts) is None or getattr(self, per_bit) is None, per_bit,
@@ -78,7 +84,7 @@ class Charging(Node):
 
     def validate(self) -> None:
         positive(self, "power_w", "period_h", "cv_tau_s")
-        require(math.isfinite(self.power_w), "power_w", self.power_w, "a finite number")
+        power_w(self, "power_w")
         require(MIN_SPAN_H <= self.period_h <= MAX_PERIOD_H, "period_h", self.period_h,
                 f"a day length in [{MIN_SPAN_H:.6g}, {MAX_PERIOD_H:g}] hours (one second to "
                 "about a century)")

@@ -131,7 +131,7 @@ class _Template:
         elif _is_record(live):
             if type(saved) is not type(live):
                 raise _bad(path, f"must be a {type(live).__name__}")
-            names = live._fields if isinstance(live, tuple) else [
+            names = getattr(live, "_fields") if isinstance(live, tuple) else [
                 f.name for f in dataclasses.fields(live)]
             for f in names:
                 self(getattr(saved, f), getattr(live, f), f"{path}.{f}")

@@ -400,6 +400,10 @@ def _pickle(folder: Path) -> None:
                                                                         "PICKLE_RAN"))))
 
 
+def _zip_pickle(folder: Path) -> None:  # torch's own format, a hostile pickle inside
+    torch.save({"t0": _Marker(str(folder.parent / "PICKLE_RAN"))}, folder / _CK / "tensors.pt")
+
+
 def _trainer(key, value):
     return _edit_state(lambda s: s["trainer"].__setitem__(key, value))
 
@@ -451,6 +455,7 @@ TAMPERED = {
     "dict_list_key": _trainer("versions", {"$dict": [[[1, 2], None]]}),
     "params_missing_key": _edit_state(lambda s: s["trainer"]["params"].pop("layer0.bias")),
     "stepped_string": _trainer("stepped", "yes"),
+    "trainer_unknown_key": _trainer("extra", 1),
     "journal_bad_entry": _edit_state(lambda s: s["journal"].__setitem__(1, {"$tuple": [
         "train", "x"]})),
     "size_negative": _set("recorder", "sizes", "rounds.csv", -5),
@@ -465,6 +470,7 @@ TAMPERED = {
     "tensors_nan": _tensors(lambda t: t["t0"].__setitem__((0, 0), float("nan"))),
     "tensors_moment_shape": _tensors(lambda t: t.__setitem__("t3", torch.zeros(2))),
     "tensors_pickle": _pickle,
+    "tensors_zip_pickle": _zip_pickle,
     "arrays_removed": _write(_CK / "arrays.npz", None),
     "arrays_garbage": _write(_CK / "arrays.npz", b"PK\x03\x04 not a zip at all" * 10),
     "arrays_object": _arrays(lambda a: a.__setitem__("a1", np.array([object()]))),

@@ -46,7 +46,7 @@ def check_top(saved: dict[str, Any], rounds_done: int, max_rounds: int | None) -
     """The checkpoint's keys, format and ``rounds_done`` (``rounds_done`` is the round
     its folder is named after); returns it."""
     _keys(saved, TOP, "state")
-    if saved["format"] != FORMAT or not isinstance(saved["simfl"], str) \
+    if type(saved["format"]) is not int or saved["format"] != FORMAT or not isinstance(saved["simfl"], str) \
             or not isinstance(saved["scenario"], str):
         raise _bad("state", f"must be format {FORMAT} with the simfl version and scenario hash")
     done = saved["rounds_done"]
@@ -65,6 +65,7 @@ def check_state(saved: dict[str, Any], live_fingerprint: dict[str, Any],
         if not _real(value):
             raise _bad(f"fingerprint[{key!r}]", f"= {value!r} is not a number")
     _check_journal(saved["journal"], saved["rounds_done"], n_clients)
+    _keys(saved["trainer"], list(live_trainer), "trainer")
     params = live_trainer.get("params")
     _Template(params if isinstance(params, dict) else {})(saved["trainer"], live_trainer,
                                                           "trainer")

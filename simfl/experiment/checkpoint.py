@@ -12,8 +12,11 @@ A checkpoint is written in a temporary folder, renamed into place, and only then
 in ``LATEST`` (replaced with :func:`os.replace`), so a process killed at any instant
 leaves the previous checkpoint readable. Nothing is pickled: the state is a tree of
 numbers, strings, lists, tuples, dicts, numpy arrays, torch tensors and dataclasses or
-named tuples of the code already loaded; anything else is refused when saving, with
-the path to the value that is not allowed.
+named tuples of the code already loaded (:mod:`~simfl.experiment.checkpoint_codec`);
+anything else is refused when saving, with the path to the value that is not allowed.
+Reading trusts nothing: every file is read bounded and checked (:func:`load`), and a
+resumed run checks the state against itself before using any of it
+(:mod:`~simfl.experiment.checkpoint_check`).
 """
 
 from __future__ import annotations

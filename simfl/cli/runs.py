@@ -81,15 +81,15 @@ def _report(command: str, result) -> int:
 
 def cmd_resume(args: argparse.Namespace) -> int:
     from simfl.experiment import resume_run
+    from simfl.experiment.run import saved_scenario
     from simfl.metrics.rundir import write_provenance
 
     started_at = time.time()
     bar = None
     if not args.quiet:
         try:
-            config = json.loads((Path(args.dir) / "config.json").read_text(encoding="utf-8"))
-            bar = Progress(Scenario.from_dict(config["scenario"]))  # type: ignore[arg-type]
-        except (OSError, ValueError, KeyError, TypeError, SimflError):
+            bar = Progress(saved_scenario(Path(args.dir)))
+        except SimflError:
             bar = None  # resume_run says what is wrong with the folder
     try:
         result = resume_run(Path(args.dir), bar)

@@ -167,7 +167,7 @@ class RunRecorder:
     def restore(self, state: dict[str, Any]) -> None:
         """Go on from a checkpoint: the tables cut back to their sizes then (rows a killed
         run appended after it go), the evaluation totals restored, writing resumed."""
-        cut_tables(self.out_dir, state["sizes"])
+        cut_tables(self.out_dir, TABLES, state["sizes"])
         self.eval_rows[:] = state["eval_rows"]
         self._final_accuracy = state["final_accuracy"]
         self._best_accuracy = state["best_accuracy"]

@@ -79,6 +79,7 @@ def _resumed(folder: Path, scenario: Any) -> Any:
     from simfl.experiment import resume_run
     from simfl.experiment.checkpoint import latest
     from simfl.experiment.run import scenario_digest
+    from simfl.metrics.run_lock import RunInUse
 
     try:
         if latest(folder) is not None:
@@ -86,6 +87,8 @@ def _resumed(folder: Path, scenario: Any) -> Any:
             saved = Scenario.from_dict(config["scenario"])
             if scenario_digest(saved) == scenario_digest(scenario):  # type: ignore[arg-type]
                 return resume_run(folder)
+    except RunInUse:
+        raise  # another process is writing it: never empty a folder in use
     except (SimflError, OSError, ValueError, KeyError, TypeError):
         pass  # started over below
     if folder.exists():

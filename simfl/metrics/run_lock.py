@@ -12,6 +12,10 @@ from simfl.core.errors import OutputError, SimflError
 LOCK_NAME = "run.lock"
 
 
+class RunInUse(SimflError):
+    """Another simfl process holds the run folder's lock."""
+
+
 class RunLock:
     """The lock on ``folder``'s run; :meth:`release` (or the process's end) frees it."""
 
@@ -36,8 +40,7 @@ class RunLock:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             handle.close()
-            raise SimflError(f"{self.folder} is in use by another simfl run or resume") \
-                from None
+            raise RunInUse(f"{self.folder} is in use by another simfl run or resume") from None
         self._handle = handle
         return self
 

@@ -184,3 +184,27 @@ def test_a_run_folder_that_is_a_link_is_refused_and_its_target_kept(campaign, ca
     err = one_line(capsys, [*SWEEP, "--out", str(campaign)])
     assert "is a link" in err
     assert snapshot(campaign.parent) == before
+
+
+def test_a_sweep_never_empties_a_run_folder_that_another_process_holds(tmp_path, monkeypatch):
+    import json
+
+    import simfl.experiment as experiment
+    import simfl.experiment.checkpoint as checkpoint
+    from simfl.campaign.worker import _resumed
+    from simfl.core.config import load_scenario
+    from simfl.metrics.run_lock import RunInUse
+
+    scenario = load_scenario("quickstart")
+    folder = tmp_path / "seed=1"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"scenario": scenario.to_dict()}))
+
+    def held(_folder):
+        raise RunInUse(f"{_folder} is in use by another simfl run or resume")
+
+    monkeypatch.setattr(checkpoint, "latest", lambda _folder: "round_000001")
+    monkeypatch.setattr(experiment, "resume_run", held)
+    with pytest.raises(RunInUse):
+        _resumed(folder, scenario)
+    assert (folder / "config.json").is_file()

@@ -22,6 +22,7 @@ from simfl.experiment.build import (BuildContext, build_client_sampler, build_co
 from simfl.experiment.checkpoint import CheckpointError
 from simfl.experiment.journal import JournaledTrainer
 from simfl.experiment.loop import ProgressFn, RoundLoop
+from simfl.experiment.threads import torch_threads
 from simfl.metrics.recorder import RunRecorder
 from simfl.metrics.rundir import fresh_run_dir
 from simfl.preflight import preflight
@@ -50,19 +51,26 @@ def default_out_dir(scenario: Scenario) -> Path:
 
 
 def run_scenario(scenario: Scenario, out_dir: Path | None = None,
-                 progress: ProgressFn | None = None) -> RunResult:
-    """Simulate ``scenario`` and write its run directory (a fresh one by default)."""
-    if not scenario.server.mode.synchronous:  # async or buffered: no rounds
-        from simfl.experiment.async_loop import run_continuous
+                 progress: ProgressFn | None = None, *, threads: int | None = None) -> RunResult:
+    """Simulate ``scenario`` and write its run directory (a fresh one by default).
 
-        return run_continuous(scenario, out_dir, progress)
+    ``threads`` forces torch's thread count (a campaign's runs use one), in place of
+    ``run.threads`` and the choice by model size (:mod:`simfl.experiment.threads`).
+    """
     preflight(scenario)  # every check that needs no training, before anything is allocated
-    started_s = time.perf_counter()
-    return _Run(scenario, started_s, out_dir).go(progress)
+    with torch_threads(scenario, threads) as chosen:
+        if not scenario.server.mode.synchronous:  # async or buffered: no rounds
+            from simfl.experiment.async_loop import run_continuous
+
+            return run_continuous(scenario, out_dir, progress, chosen)
+        started_s = time.perf_counter()
+        return _Run(scenario, started_s, out_dir).go(progress, chosen)
 
 
-def resume_run(run_dir: Path | str, progress: ProgressFn | None = None) -> RunResult:
-    """Continue the run in ``run_dir`` from its latest checkpoint.
+def resume_run(run_dir: Path | str, progress: ProgressFn | None = None, *,
+               threads: int | None = None) -> RunResult:
+    """Continue the run in ``run_dir`` from its latest checkpoint (``threads`` as in
+    :func:`run_scenario`).
 
     The completed rounds are replayed on the timing side (no training: the checkpoint's
     journal answers for the model), which rebuilds the clock, batteries, availability,
@@ -88,8 +96,9 @@ def resume_run(run_dir: Path | str, progress: ProgressFn | None = None) -> RunRe
     scenario = Scenario.from_dict(tree)
     assert isinstance(scenario, Scenario)
     preflight(scenario)
-    started_s = time.perf_counter()
-    return _Run(scenario, started_s, run_dir, resume_from=found).go(progress)
+    with torch_threads(scenario, threads) as chosen:
+        started_s = time.perf_counter()
+        return _Run(scenario, started_s, run_dir, resume_from=found).go(progress, chosen)
 
 
 def eval_columns(ctx: BuildContext) -> tuple[str, ...]:
@@ -153,7 +162,7 @@ class _Run:
             raise CheckpointError("the checkpoint belongs to another scenario than the run "
                                   "folder's config.json")
 
-    def go(self, progress: ProgressFn | None) -> RunResult:
+    def go(self, progress: ProgressFn | None, threads: int | None) -> RunResult:
         replay = 0 if self.saved is None else int(self.saved["rounds_done"])
         try:
             self.loop.run(progress, self._round_end, replay)
@@ -165,7 +174,8 @@ class _Run:
                                   "does not replay the way it ran")
         sim, recorder = self.sim, self.recorder
         recorder.clients(sim.battery.table())
-        extra = {**self.probe.counts, "warnings": self.probe.warnings + self.loop.warnings()}
+        extra = {**self.probe.counts, "torch_threads": threads,
+                 "warnings": self.probe.warnings + self.loop.warnings()}
         if self.saved is not None:
             extra["resumed_after_round"] = replay
         summary = recorder.finish(sim.now_s, sim.n_events,

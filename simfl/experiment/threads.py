@@ -19,7 +19,7 @@ from typing import Iterator
 from simfl.core.config import Scenario
 
 #: below this many parameters a run trains with one torch thread by default
-SMALL_MODEL_PARAMS = 100_000
+SMALL_MODEL_PARAMS = 1_000_000
 
 
 def choose_threads(n_params: int, requested: int | None, env: str | None) -> int | None:

@@ -33,7 +33,7 @@ class Run(Node):
     the same tables as an uninterrupted run. Null: no checkpoints.
 
     ``threads``: torch's thread count for training. Null (default): one thread for a
-    model below 100,000 parameters (small operations run slower when shared between
+    model below 1,000,000 parameters (small operations run slower when shared between
     threads, on a busy machine most of all), torch's own count (one per core) for a
     larger one; with ``OMP_NUM_THREADS`` set, torch follows that. ``summary.json``
     records the count used (``torch_threads``).

@@ -178,13 +178,13 @@ class ContinuousLoop:
 
 
 def run_continuous(scenario: Scenario, out_dir: Path | None = None,
-                   progress: ProgressFn | None = None):
+                   progress: ProgressFn | None = None, threads: int | None = None):
     """:func:`~simfl.experiment.run.run_scenario` for the asynchronous modes: the same
-    components and run directory, :class:`ContinuousLoop` instead of the round loop."""
+    components and run directory, :class:`ContinuousLoop` instead of the round loop
+    (the scenario has passed the preflight; ``threads``: torch's thread count, for the
+    summary)."""
     from simfl.experiment.run import RunResult, default_out_dir, eval_columns, versions
-    from simfl.preflight import preflight
 
-    preflight(scenario)
     started_s = time.perf_counter()
     check_local_rule(scenario)
     ctx = build_context(scenario)
@@ -207,5 +207,6 @@ def run_continuous(scenario: Scenario, out_dir: Path | None = None,
         recorder.flush(force=True)
     recorder.clients(client_table(sim.battery.table(), sim.radio_map))
     summary = recorder.finish(sim.now_s, sim.n_events, sim.events if scenario.run.events else None,
-                              {**probe.counts, **loop.summary(), "warnings": loop.warnings()})
+                              {**probe.counts, **loop.summary(), "torch_threads": threads,
+                               "warnings": loop.warnings()})
     return RunResult(out_dir, summary, recorder.outcomes, trainer.params)

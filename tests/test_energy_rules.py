@@ -1,4 +1,4 @@
-"""Worked examples of the energy rules of docs/network-models.md §2.2, §2.6 and §3.2.
+"""Worked examples of the energy rules of docs/network-models.md sections 2.2, 2.6 and 3.2.
 
 Each example is small enough to compute by hand: the expected numbers are written out
 from the durations and powers, never read back from the simulator.
@@ -36,7 +36,7 @@ def lone_contender(source, ready_s, slot_s=0.125, contention="per_event"):
                                          contention=contention))
 
 
-# ---- §3.2: a contention slot is charged at transmit power, not idle power on top
+# ---- section 3.2: a contention slot is charged at transmit power, not idle power on top
 
 FORMS = ["fast", "chained", "processes", "vectorised", "battery"]
 
@@ -79,7 +79,7 @@ def test_contention_that_outlasts_the_deadline_is_charged_at_transmit_power():
     assert sim.battery.used_j.tolist() == pytest.approx([1.0 * TX_W] * 2, abs=1e-12)
 
 
-# ---- §2.2: a slot that begins exactly at the ready time is the first one contended
+# ---- section 2.2: a slot that begins exactly at the ready time is the first one contended
 
 @pytest.mark.parametrize("contention", ["per_event", "vectorised"])
 @pytest.mark.parametrize("ready_s, granted_s", [
@@ -93,7 +93,7 @@ def test_a_slot_that_begins_at_the_ready_time_counts(contention, ready_s, grante
     assert [a.t_s for a in outcome.received] == pytest.approx([granted_s + 1.0], abs=1e-12)
 
 
-# ---- §2.6: under TDMA slots a battery follows the piecewise power, not the average
+# ---- section 2.6: under TDMA slots a battery follows the piecewise power, not the average
 
 def test_a_tdma_battery_dies_where_the_piecewise_power_empties_it():
     # 4 clients, 0.1 s slots (0.4 s frames), 0.25 s uploads at 4 W, idle 0.5 W, ready

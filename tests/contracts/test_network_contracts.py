@@ -102,6 +102,10 @@ def mac_round(cfg: Mac, seed: int = 2, t_open_s: float = 1.0, airtime_s: float =
         radio_s = access.radio_s(client, airtime_s, wall_s)
         assert wall_s >= airtime_s * (1 - 1e-12)
         assert 0 <= radio_s <= wall_s * (1 + 1e-12)
+        bursts = access.bursts(client, env.now, airtime_s, wall_s)  # radio on: in order
+        ends = [t for burst in bursts for t in burst]
+        assert ends == sorted(ends) and 0 <= ends[0] and ends[-1] == pytest.approx(wall_s)
+        assert sum(end - start for start, end in bursts) == pytest.approx(radio_s)
         yield env.timeout(wall_s)
         forwards = access.forwards(client)
         assert isinstance(forwards, (bool, np.bool_))

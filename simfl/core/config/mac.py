@@ -56,9 +56,13 @@ class TdmaMac(Mac):
     when A seconds of its slots have elapsed after t. ``mode = "shared"``: the uplink's
     rate is split equally among the n clients that start the round (frequency division,
     fixed for the round), so every attempt's airtime is n times longer. Energy: with
-    slots the radio transmits only in its own slots (the attempt's airtime at ``tx_w``,
-    or its bits at ``tx_j_per_bit``) and waits for them at ``idle_w``; shared, it
-    transmits for the whole, n times longer, attempt. Assumptions:
+    slots the radio transmits only in its own slots (the attempt's airtime at ``tx_w``)
+    and draws ``idle_w`` while it waits for them, piecewise: a battery that empties
+    while waiting dies at the time that profile gives. Shared, the radio transmits for
+    the whole, n times longer, attempt at ``tx_w``: n x airtime x ``tx_w``. An energy
+    per bit ``tx_j_per_bit`` is that of a bit at the link's full rate R: the radio then
+    draws ``tx_j_per_bit`` x R while on, so a transfer costs the same given in watts or
+    per bit (bits x J/bit in its slots; n x bits x J/bit shared). Assumptions:
     perfect synchronisation, no guard times, a slot left unused by a finished client is
     not reassigned, the shares are not re-divided when clients finish.
     """
@@ -78,7 +82,8 @@ class SlottedAlohaMac(Mac):
     """Slotted ALOHA access to the uplink, optionally with binary exponential backoff.
 
     Before its upload a client contends for access in slots of ``slot_s`` on a grid
-    from t = 0, starting with the first slot that begins after it is ready. With
+    from t = 0, starting with the first slot that begins at or after the time it is
+    ready (a slot beginning exactly then counts). With
     ``backoff = "none"`` client i transmits in each slot with probability
     ``access_prob`` (one number, or a list with one per client); with
     ``"binary_exponential"`` it waits U{0..CW-1} slots before each transmission, CW =
@@ -87,7 +92,8 @@ class SlottedAlohaMac(Mac):
     success iff exactly one client chose it (N p (1-p)^(N-1) successes per slot for N
     saturated clients and one channel). A client still contending when the round
     closes, or after ``max_attempts`` collided transmissions, is missing with reason
-    ``collided``. Every contention transmission costs ``slot_s`` of airtime.
+    ``collided``. Every contention transmission costs ``slot_s`` of airtime, drawn at
+    the transmit power instead of the idle power of waiting.
 
     What a success grants depends on ``data_phase``. ``"parallel"`` (default): the
     access slots are a request channel and a success gives the client its own data

@@ -21,6 +21,7 @@ from simfl.core.config.network import Mac
 from simfl.core.errors import ConfigError
 from simfl.core.records import MacSlots
 from simfl.core.rng import RngTree
+from simfl.sim.links.channel import Bursts
 
 #: tolerance (in slots) when mapping a time onto a slot grid
 GRID_EPS = 1e-9
@@ -74,12 +75,18 @@ class IdealAccess:
         waits (at idle power) for the rest. Without sharing: the whole airtime."""
         return airtime_s
 
+    def bursts(self, client: int, t_s: float, airtime_s: float, wall_s: float) -> Bursts:
+        """When the radio transmits during an attempt of ``airtime_s`` that starts at
+        ``t_s`` and lasts ``wall_s`` (offsets from ``t_s``; :meth:`radio_s` seconds in
+        all): here at the end, after any wait (for a data channel)."""
+        return ((wall_s - self.radio_s(client, airtime_s, wall_s), wall_s),)
+
     def forwards(self, client: int) -> bool:
         return True
 
-    def share(self, client: int, t_s: float, airtime_s: float) -> tuple[float, float]:
-        """(wall, radio) seconds of an upload attempt of ``airtime_s`` starting at ``t_s``
-        (:meth:`wall_time_s`, :meth:`radio_s`): the sharing rule for
+    def share(self, client: int, t_s: float, airtime_s: float) -> tuple[float, Bursts]:
+        """Wall seconds of an upload attempt of ``airtime_s`` starting at ``t_s``, and when
+        its radio is on (:meth:`wall_time_s`, :meth:`bursts`): the sharing rule for
         :func:`simfl.sim.links.channel.arq_transfer`."""
         wall_s = self.wall_time_s(client, t_s, airtime_s)
-        return wall_s, self.radio_s(client, airtime_s, wall_s)
+        return wall_s, self.bursts(client, t_s, airtime_s, wall_s)

@@ -18,7 +18,7 @@ import simpy
 
 from simfl.core.records import Arrival, EventKind, Missing, MissingReason
 from simfl.core.rng import RngTree
-from simfl.sim.links.channel import Link, Links, Share, arq_transfer
+from simfl.sim.links.channel import Bursts, Link, Links, Share, arq_transfer
 from simfl.sim.energy.source import EnergyMeter
 from simfl.sim.mac.access import IdealAccess
 
@@ -83,8 +83,8 @@ class Devices:
                if link.draws else None)
         state = "tx" if direction == "uplink" else "rx"
 
-        def attempt(radio_s: float, wall_s: float) -> None:
-            self.energy.switch(client, state, 8 * n_bytes, radio_s, wall_s)
+        def attempt(airtime_s: float, wall_s: float, bursts: Bursts | None) -> None:
+            self.energy.switch(client, state, 8 * n_bytes, airtime_s, bursts)
 
         def lost(number: int, retrying: bool) -> None:
             self.log(self.env.now, EventKind.ATTEMPT_LOST, round, client, f"{direction} {number}")

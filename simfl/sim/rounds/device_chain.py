@@ -26,7 +26,7 @@ import numpy as np
 import simpy
 
 from simfl.core.records import Arrival, EventKind, Missing, MissingReason
-from simfl.sim.links.channel import ErasureLink, Link, RayleighLink
+from simfl.sim.links.channel import ErasureLink, Link, RayleighLink, Share
 from simfl.sim.rounds.device import DEVICE_FAULTS, Devices
 from simfl.sim.energy.source import InfiniteEnergy
 from simfl.sim.links.gilbert_elliott import ContinuousGilbertElliottLink, GilbertElliottLink
@@ -114,8 +114,8 @@ class ChainedDevice:
             devices.log(now, EventKind.ARRIVED, self.round, client, "")
             self._end(Arrival(client, self.round, now, int(devices.n_samples[client])))
 
-    def _transfer(self, direction: str, share: Callable[[int, float, float], tuple[float, float]]
-                  | None, then: Callable[[bool], None]) -> None:
+    def _transfer(self, direction: str, share: Share | None,
+                  then: Callable[[bool], None]) -> None:
         """:meth:`Devices.transfer` (ARQ, each attempt charged) with its result to ``then``."""
         devices, client = self.devices, self.client
         env, n_bytes = devices.env, devices.model_bytes
@@ -129,10 +129,10 @@ class ChainedDevice:
             nonlocal attempt
             attempt += 1
             delivery = link.transmit(env.now, n_bytes, rng, client=client)
-            wall_s = radio_s = delivery.airtime_s
+            wall_s, bursts = delivery.airtime_s, None
             if share is not None:
-                wall_s, radio_s = share(client, env.now, delivery.airtime_s)
-            devices.energy.switch(client, state, 8 * n_bytes, radio_s, wall_s)
+                wall_s, bursts = share(client, env.now, delivery.airtime_s)
+            devices.energy.switch(client, state, 8 * n_bytes, delivery.airtime_s, bursts)
 
             def done(_event: object) -> None:
                 if not self.is_alive:

@@ -229,10 +229,10 @@ class FastRound:
 
     def _upload(self, client: int, t_s: float, airtime_s: float, tx_w: float | None) -> None:
         d, meter = self.devices, self.devices.energy
-        wall_s, radio_s = d.mac.share(client, t_s, airtime_s)
-        if tx_w is not None and wall_s == radio_s == airtime_s:
+        wall_s, bursts = d.mac.share(client, t_s, airtime_s)
+        if tx_w is not None and wall_s == airtime_s:
             assert isinstance(meter, InfiniteEnergy)
             meter.move(client, t_s, tx_w)
         else:
-            d.energy.switch(client, "tx", 8 * d.model_bytes, radio_s, wall_s)
+            d.energy.switch(client, "tx", 8 * d.model_bytes, airtime_s, bursts)
         heapq.heappush(self._heap, (t_s + wall_s, next(self._order), _ARRIVED, client))

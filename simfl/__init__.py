@@ -26,7 +26,7 @@ from simfl.core.config import (
     # network: channels, rates, MACs
     ErasureChannel, GilbertElliottChannel, ContinuousGilbertElliottChannel, IdealChannel,
     RayleighChannel, FixedRate,
-    ShannonRate, IdealMac, RelayMac, SlottedAlohaMac, TdmaMac,
+    ShannonRate, IdealMac, RelayMac, SlottedAlohaMac, TdmaMac, OfdmaMac,
     # scripted kinds (tests and worked examples)
     ScriptedAvailability, ScriptedErasureChannel, ScriptedMac,
     # server: aggregators and samplers
@@ -116,7 +116,7 @@ __all__ = [
     "Average", "Continuous", "Previous", "Similarity",
     "ErasureChannel", "GilbertElliottChannel", "ContinuousGilbertElliottChannel", "IdealChannel",
     "RayleighChannel", "FixedRate",
-    "ShannonRate", "IdealMac", "RelayMac", "SlottedAlohaMac", "TdmaMac",
+    "ShannonRate", "IdealMac", "RelayMac", "SlottedAlohaMac", "TdmaMac", "OfdmaMac",
     "ScriptedAvailability", "ScriptedErasureChannel", "ScriptedMac",
     "CVaR", "FedAR", "FedAvg", "FedAvgIS", "FedAvgS", "FedAvgSWait", "FedLaAvg", "FedProx",
     "FedVARP", "Mifa",

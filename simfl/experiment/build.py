@@ -26,6 +26,8 @@ from simfl.sim.availability.models import build_availability
 from simfl.sim.energy.battery import build_energy_source
 from simfl.sim.links.channel import Links, build_link
 from simfl.sim.mac.kinds import build_mac
+from simfl.sim.radio.broadcast import Broadcast
+from simfl.sim.radio.capture import air_of
 from simfl.sim.availability.sessions import SessionOnline
 from simfl.sim.simulation import Simulation
 
@@ -119,6 +121,7 @@ def build_simulation(ctx: BuildContext, online) -> Simulation:
     speeds = compute.median_samples_per_s * np.exp(
         compute.sigma * rngs.stream("population/compute").standard_normal(task.n_clients))
     env = simpy.Environment()
+    radio_map = getattr(ctx, "radio_map", None)  # the geometry's map, when it has one
     energy = build_energy_source(task.n_clients, scenario.population.battery,
                                  scenario.population.energy, rngs,
                                  _nominal_rate_bps(net_cfg.uplink))
@@ -131,8 +134,11 @@ def build_simulation(ctx: BuildContext, online) -> Simulation:
         model_bytes=ctx.model_bytes, arq_max_attempts=net_cfg.arq_max_attempts,
         clients_per_round=server.clients_per_round, overcommit=server.overcommit,
         deadline_s=server.deadline_s, keep_events=scenario.run.events, battery=energy,
-        mac=build_mac(net_cfg.mac, env, rngs, task.n_clients, energy.charge_transmissions),
-        keep_late=ctx.keep_late, env=env)
+        mac=build_mac(net_cfg.mac, env, rngs, task.n_clients, energy.charge_transmissions,
+                      air=air_of(net_cfg, radio_map)),
+        keep_late=ctx.keep_late, env=env,
+        broadcast=(Broadcast(ctx.model_bytes, _nominal_rate_bps(net_cfg.downlink), radio_map)
+                   if net_cfg.downlink_mode == "broadcast" else None))
 
 
 def build_trainer(ctx: BuildContext, online) -> Trainer:

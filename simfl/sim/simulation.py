@@ -38,6 +38,7 @@ from simfl.sim.event_log import EventLog
 from simfl.sim.mac.kinds import build_mac
 from simfl.sim.rounds.query import run_query
 from simfl.sim.rounds.loops import RoundLoops
+from simfl.sim.radio.broadcast import Broadcast
 
 SelectFn = Callable[[PopulationView], np.ndarray]
 
@@ -76,6 +77,9 @@ class Simulation:
         contention transmissions to ``battery``), or its config (built here).
     env:
         The clock (a new one if None; required with a built MAC).
+    broadcast:
+        With a broadcast downlink, its model (:class:`~simfl.sim.radio.broadcast.Broadcast`):
+        every round's clients download the global model in one transmission.
     """
 
     def __init__(self, *, rngs: RngTree, n_samples: np.ndarray, work_samples: np.ndarray,
@@ -83,7 +87,8 @@ class Simulation:
                  model_bytes: int, arq_max_attempts: int, clients_per_round: int,
                  overcommit: float, deadline_s: float, keep_events: bool = True,
                  battery: EnergyMeter | None = None, mac: Mac | IdealAccess = IdealMac(),
-                 keep_late: bool = False, env: simpy.Environment | None = None) -> None:
+                 keep_late: bool = False, env: simpy.Environment | None = None,
+                 broadcast: Broadcast | None = None) -> None:
         mac_cfg = mac.cfg if isinstance(mac, IdealAccess) else mac
         if keep_late and not isinstance(mac_cfg, IdealMac):
             raise ValueError("keep_late needs the ideal MAC (contention is resolved per round)")
@@ -105,6 +110,8 @@ class Simulation:
             mac = build_mac(mac, env, rngs, len(n_samples), self.energy.charge_transmissions)
         elif mac.env is not env:
             raise ValueError("a built MAC must run on the simulation's clock (pass env)")
+        mac.bind(deadline_s, self.event_log.log)
+        self.broadcast = broadcast
         self.links = links if isinstance(links, Links) else Links(**links)
         self.devices = Devices(
             env, rngs, links=self.links, mac=mac, energy=self.energy, model_bytes=model_bytes,
@@ -124,6 +131,7 @@ class Simulation:
     @mac.setter
     def mac(self, mac: IdealAccess) -> None:
         """Replace the MAC (before the first round; it must run on :attr:`env`)."""
+        mac.bind(self.deadline_s, self.event_log.log)
         self.devices.mac = mac
 
     @property
@@ -210,6 +218,8 @@ class Simulation:
         retries_before = self.retries
         started = selected[mask[selected]]
         self.mac.open_round(round, started)
+        if self.broadcast is not None:
+            self.devices.broadcast_s = self.broadcast.duration_s(started)
         missing: list[Missing] = []
         for client in selected.tolist():
             self.log(t_invite, EventKind.INVITED, round, client)

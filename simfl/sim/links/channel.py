@@ -180,10 +180,14 @@ class Links(NamedTuple):
 #: and how much of that its radio transmits
 Share = Callable[[int, float, float], tuple[float, float]]
 
+#: ``serve(client, n_bits, airtime_s)``: an event that fires when a shared medium has
+#: served an attempt's bits, or None when the attempt lasts what ``share`` says
+Serve = Callable[[int, float, float], "simpy.Event | None"]
+
 
 def arq_transfer(env: simpy.Environment, link: Link, n_bytes: int,
                  rng: np.random.Generator | None, *, client: int, max_attempts: int,
-                 share: Share | None = None,
+                 share: Share | None = None, serve: Serve | None = None,
                  on_attempt: Callable[[float, float], None] | None = None,
                  on_lost: Callable[[int, bool], None] | None = None
                  ) -> Generator[simpy.Event, object, bool]:
@@ -191,7 +195,10 @@ def arq_transfer(env: simpy.Environment, link: Link, n_bytes: int,
     ``max_attempts`` back-to-back attempts; returns True once an attempt gets through.
 
     Each attempt takes its airtime, or with ``share`` (a MAC's sharing rule) the wall
-    time that rule gives. ``on_attempt(radio_s, wall_s)`` is told when an attempt
+    time that rule gives, or with ``serve`` until the event it returns fires (a band
+    shared by processor sharing: the attempt's end moves with the other uploads; its
+    ``on_attempt`` then gets the airtime for both numbers, the radio transmitting
+    throughout). ``on_attempt(radio_s, wall_s)`` is told when an attempt
     starts (e.g. to charge its energy), ``on_lost(attempt, retrying)`` when attempt
     number ``attempt`` (from 1) was lost and whether another follows.
     """
@@ -200,9 +207,10 @@ def arq_transfer(env: simpy.Environment, link: Link, n_bytes: int,
         wall_s = radio_s = delivery.airtime_s
         if share is not None:
             wall_s, radio_s = share(client, env.now, delivery.airtime_s)
+        served = None if serve is None else serve(client, 8.0 * n_bytes, delivery.airtime_s)
         if on_attempt is not None:
             on_attempt(radio_s, wall_s)
-        yield env.timeout(wall_s)
+        yield env.timeout(wall_s) if served is None else served
         if delivery.ok:
             return True
         if on_lost is not None:

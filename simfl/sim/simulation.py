@@ -78,8 +78,7 @@ class Simulation:
     env:
         The clock (a new one if None; required with a built MAC).
     broadcast:
-        With a broadcast downlink, its model (:class:`~simfl.sim.radio.broadcast.Broadcast`):
-        every round's clients download the global model in one transmission.
+        The broadcast downlink (:class:`~simfl.sim.radio.broadcast.Broadcast`); None: unicast.
     """
 
     def __init__(self, *, rngs: RngTree, n_samples: np.ndarray, work_samples: np.ndarray,
@@ -110,8 +109,6 @@ class Simulation:
             mac = build_mac(mac, env, rngs, len(n_samples), self.energy.charge_transmissions)
         elif mac.env is not env:
             raise ValueError("a built MAC must run on the simulation's clock (pass env)")
-        mac.bind(deadline_s, self.event_log.log)
-        self.broadcast = broadcast
         self.links = links if isinstance(links, Links) else Links(**links)
         self.devices = Devices(
             env, rngs, links=self.links, mac=mac, energy=self.energy, model_bytes=model_bytes,
@@ -120,7 +117,8 @@ class Simulation:
             samples_per_s=samples_per_s, n_samples=n_samples, log=self.event_log.log)
         self.loops = RoundLoops(self.devices, self.late, deadline_s=deadline_s,
                                 clients_per_round=clients_per_round,
-                                n_invites=self.n_invites, keep_late=keep_late)
+                                n_invites=self.n_invites, keep_late=keep_late,
+                                broadcast=broadcast)
         self._everyone: np.ndarray | None = None  # every id, while everyone is available
 
     @property
@@ -131,7 +129,6 @@ class Simulation:
     @mac.setter
     def mac(self, mac: IdealAccess) -> None:
         """Replace the MAC (before the first round; it must run on :attr:`env`)."""
-        mac.bind(self.deadline_s, self.event_log.log)
         self.devices.mac = mac
 
     @property
@@ -218,8 +215,6 @@ class Simulation:
         retries_before = self.retries
         started = selected[mask[selected]]
         self.mac.open_round(round, started)
-        if self.broadcast is not None:
-            self.devices.broadcast_s = self.broadcast.duration_s(started)
         missing: list[Missing] = []
         for client in selected.tolist():
             self.log(t_invite, EventKind.INVITED, round, client)

@@ -37,8 +37,8 @@ class Active(Protocol):
 class BandSplit:
     """The scheduler of ``cfg`` over the cells of ``radio`` (one cell without a radio)."""
 
-    def __init__(self, cfg: OfdmaMac, radio: RadioMap | None, deadline_s: float) -> None:
-        self.cfg, self.radio, self.deadline_s = cfg, radio, deadline_s
+    def __init__(self, cfg: OfdmaMac, radio: RadioMap | None) -> None:
+        self.cfg, self.radio = cfg, radio
         self.blocks = cfg.resource_blocks or 0
         self.avg_bps: dict[int, float] = {}  # proportional fair's averaged throughputs
         self._fixed: dict[int, float] = {}
@@ -92,7 +92,7 @@ class BandSplit:
             old = self.avg_bps.get(up.client, up.rate_bps)
             self.avg_bps[up.client] = keep * old + (1.0 - keep) * up.rate_bps
 
-    def plan(self, started: np.ndarray, n_bits: float) -> list[int]:
+    def plan(self, started: np.ndarray, n_bits: float, deadline_s: float) -> list[int]:
         """Fix the min-latency split of the round's ``started`` clients, each with
         ``n_bits`` to send; returns those refused (they cannot finish within the deadline
         even with the whole band: ``S ln 2 / a >= deadline_s``; they get no band)."""
@@ -104,8 +104,8 @@ class BandSplit:
         a = self.a_hz[clients]
         with np.errstate(divide="ignore"):
             t_min_s = n_bits * math.log(2.0) / a
-        refused = clients[~(t_min_s < self.deadline_s)]
-        kept = clients[t_min_s < self.deadline_s]
+        refused = clients[~(t_min_s < deadline_s)]
+        kept = clients[t_min_s < deadline_s]
         cells = self.radio.ap[kept]
         for cell in np.unique(cells):
             members = kept[cells == cell]

@@ -61,7 +61,7 @@ class OfdmaAccess(IdealAccess):
         self._t_s = float(self.env.now)
         self._generation = getattr(self, "_generation", 0) + 1
         if not hasattr(self, "split"):  # one scheduler for the run (PF keeps averages)
-            self.split = BandSplit(self.cfg, self.radio, self.deadline_s)
+            self.split = BandSplit(self.cfg, self.radio)
         self.split.new_round()
 
     def close_round(self) -> None:
@@ -77,7 +77,7 @@ class OfdmaAccess(IdealAccess):
         """The event that fires once ``n_bits`` of ``client``'s attempt (of ``airtime_s``
         on its own link) are served by the band."""
         if self.split.needs_plan:
-            refused = self.split.plan(self._started, n_bits)
+            refused = self.split.plan(self._started, n_bits, self.deadline_s)
             for other in refused:
                 if self.log is not None:
                     self.log(self.env.now, EventKind.BAND_REFUSED, self._round, int(other),

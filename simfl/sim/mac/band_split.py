@@ -17,7 +17,7 @@ share of the blocks (continuous: 1/n of the band all the time).
 from __future__ import annotations
 
 import math
-from typing import Iterable, Protocol
+from typing import Iterable, Protocol, Sequence
 
 import numpy as np
 
@@ -61,7 +61,7 @@ class BandSplit:
         a = float(self.a_hz[up.client])
         return self.band_hz * math.log2(1.0 + a / self.band_hz)
 
-    def rates_bps(self, ups: list[Active]) -> np.ndarray:
+    def rates_bps(self, ups: Sequence[Active]) -> np.ndarray:
         """Each upload's rate (bit/s) under the split, in the order of ``ups``."""
         if self.cfg.scheduler == "round_robin" and self.blocks:
             n, blocks = len(ups), self.blocks
@@ -74,10 +74,10 @@ class BandSplit:
         fractions[order] = self._fractions(ranked)
         return self._on(ups, fractions)
 
-    def _on(self, ups: list[Active], fractions: np.ndarray) -> np.ndarray:
+    def _on(self, ups: Sequence[Active], fractions: np.ndarray) -> np.ndarray:
         """Each upload's rate (bit/s) on its fraction of the band."""
         if self.radio is None:
-            return fractions * np.array([up.rate_full_bps for up in ups])
+            return np.asarray(fractions * np.array([up.rate_full_bps for up in ups]))
         b = fractions * self.band_hz
         a = self.a_hz[[up.client for up in ups]]
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -112,9 +112,9 @@ class BandSplit:
             _, b_hz = min_latency_split(np.full(len(members), n_bits), self.a_hz[members],
                                         self.band_hz)
             self._fixed.update(zip(members.tolist(), (b_hz / self.band_hz).tolist()))
-        return refused.tolist()
+        return [int(c) for c in refused]
 
-    def _fractions(self, ups: list[Active]) -> np.ndarray:
+    def _fractions(self, ups: Sequence[Active]) -> np.ndarray:
         n, kind, blocks = len(ups), self.cfg.scheduler, self.blocks
         if kind == "min_latency":
             return np.array([self._fixed.get(up.client, 0.0) for up in ups])

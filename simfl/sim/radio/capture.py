@@ -79,7 +79,7 @@ class Capture:
 
     def _received_w(self, clients: np.ndarray, ap: int) -> np.ndarray:
         """Mean power (W) that access point ``ap`` receives from each of ``clients``."""
-        power = self.rx_w[clients].astype(float)
+        power: np.ndarray = np.array(self.rx_w[clients], dtype=float)
         other = self.ap[clients] != ap
         if other.any():
             m = self.map

@@ -17,7 +17,6 @@ share of the blocks (continuous: 1/n of the band all the time).
 from __future__ import annotations
 
 import math
-from typing import Iterable, Protocol, Sequence
 
 import numpy as np
 
@@ -26,22 +25,16 @@ from simfl.sim.radio.band import min_latency_split, whole_blocks
 from simfl.sim.radio.radio_map import RadioMap
 
 
-class Active(Protocol):
-    """What the split reads of an upload in the band."""
-
-    client: int
-    rate_full_bps: float
-    rate_bps: float
-
-
 class BandSplit:
-    """The scheduler of ``cfg`` over the cells of ``radio`` (one cell without a radio)."""
+    """The scheduler of ``cfg`` for ``n_clients`` over the cells of ``radio`` (one cell
+    without a radio). Uploads are given as arrays: their clients (sorted ids) and each
+    one's link rate over the whole band without a radio (``link_bps``)."""
 
-    def __init__(self, cfg: OfdmaMac, radio: RadioMap | None) -> None:
+    def __init__(self, cfg: OfdmaMac, radio: RadioMap | None, n_clients: int) -> None:
         self.cfg, self.radio = cfg, radio
         self.blocks = cfg.resource_blocks or 0
-        self.avg_bps: dict[int, float] = {}  # proportional fair's averaged throughputs
-        self._fixed: dict[int, float] = {}
+        self.avg_bps = np.full(n_clients, np.nan)  # proportional fair's averages
+        self.fixed = np.zeros(n_clients)  # min latency's fractions, this round
         self.needs_plan = False
         if radio is not None:
             self.band_hz = float(radio.bandwidth_hz)
@@ -50,47 +43,44 @@ class BandSplit:
 
     def new_round(self) -> None:
         self.needs_plan = self.cfg.scheduler == "min_latency"
-        self._fixed = {}
+        self.fixed[:] = 0.0
 
     def cell(self, client: int) -> int:
         return 0 if self.radio is None else int(self.radio.ap[client])
 
-    def full_rate_bps(self, up: Active) -> float:
+    def full_rate_bps(self, clients: np.ndarray, link_bps: np.ndarray) -> np.ndarray:
+        """Each upload's rate alone on the whole band."""
         if self.radio is None:
-            return up.rate_full_bps
-        a = float(self.a_hz[up.client])
-        return self.band_hz * math.log2(1.0 + a / self.band_hz)
+            return link_bps
+        return np.asarray(self.band_hz * np.log2(1.0 + self.a_hz[clients] / self.band_hz))
 
-    def rates_bps(self, ups: Sequence[Active]) -> np.ndarray:
-        """Each upload's rate (bit/s) under the split, in the order of ``ups``."""
+    def rates_bps(self, clients: np.ndarray, link_bps: np.ndarray) -> np.ndarray:
+        """Each upload's rate (bit/s) under the split."""
         if self.cfg.scheduler == "round_robin" and self.blocks:
-            n, blocks = len(ups), self.blocks
+            n, blocks = clients.size, self.blocks
             high = (blocks % n) / n  # time share holding one block more
-            return (high * self._on(ups, np.full(n, (blocks // n + 1) / blocks))
-                    + (1.0 - high) * self._on(ups, np.full(n, (blocks // n) / blocks)))
-        order = np.argsort([up.client for up in ups], kind="stable")
-        ranked = [ups[i] for i in order]
-        fractions = np.empty(len(ups))
-        fractions[order] = self._fractions(ranked)
-        return self._on(ups, fractions)
+            return (high * self._on(clients, link_bps, np.full(n, (blocks // n + 1) / blocks))
+                    + (1.0 - high) * self._on(clients, link_bps,
+                                              np.full(n, (blocks // n) / blocks)))
+        return self._on(clients, link_bps, self._fractions(clients, link_bps))
 
-    def _on(self, ups: Sequence[Active], fractions: np.ndarray) -> np.ndarray:
+    def _on(self, clients: np.ndarray, link_bps: np.ndarray, fractions: np.ndarray
+            ) -> np.ndarray:
         """Each upload's rate (bit/s) on its fraction of the band."""
         if self.radio is None:
-            return np.asarray(fractions * np.array([up.rate_full_bps for up in ups]))
+            return np.asarray(fractions * link_bps)
         b = fractions * self.band_hz
-        a = self.a_hz[[up.client for up in ups]]
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(b > 0, b * np.log2(1.0 + a / b), 0.0)
+            return np.where(b > 0, b * np.log2(1.0 + self.a_hz[clients] / b), 0.0)
 
-    def served(self, ups: Iterable[Active], dt_s: float) -> None:
-        """``dt_s`` has passed at the current rates (proportional fair's averages)."""
+    def served(self, clients: np.ndarray, rates_bps: np.ndarray, dt_s: float) -> None:
+        """``dt_s`` has passed at ``rates_bps`` (proportional fair's averages)."""
         if self.cfg.scheduler != "proportional_fair":
             return
         keep = math.exp(-dt_s / self.cfg.pf_time_constant_s)
-        for up in ups:
-            old = self.avg_bps.get(up.client, up.rate_bps)
-            self.avg_bps[up.client] = keep * old + (1.0 - keep) * up.rate_bps
+        old = self.avg_bps[clients]
+        self.avg_bps[clients] = np.where(np.isnan(old), rates_bps,
+                                         keep * old + (1.0 - keep) * rates_bps)
 
     def plan(self, started: np.ndarray, n_bits: float, deadline_s: float) -> list[int]:
         """Fix the min-latency split of the round's ``started`` clients, each with
@@ -99,33 +89,32 @@ class BandSplit:
         self.needs_plan = False
         clients = np.asarray(started, dtype=np.int64)
         if self.radio is None:
-            self._fixed = {int(c): 1.0 / max(len(clients), 1) for c in clients}
+            self.fixed[clients] = 1.0 / max(clients.size, 1)
             return []
-        a = self.a_hz[clients]
         with np.errstate(divide="ignore"):
-            t_min_s = n_bits * math.log(2.0) / a
-        refused = clients[~(t_min_s < deadline_s)]
+            t_min_s = n_bits * math.log(2.0) / self.a_hz[clients]
         kept = clients[t_min_s < deadline_s]
         cells = self.radio.ap[kept]
         for cell in np.unique(cells):
             members = kept[cells == cell]
-            _, b_hz = min_latency_split(np.full(len(members), n_bits), self.a_hz[members],
+            _, b_hz = min_latency_split(np.full(members.size, n_bits), self.a_hz[members],
                                         self.band_hz)
-            self._fixed.update(zip(members.tolist(), (b_hz / self.band_hz).tolist()))
-        return [int(c) for c in refused]
+            self.fixed[members] = b_hz / self.band_hz
+        return [int(c) for c in clients[~(t_min_s < deadline_s)]]
 
-    def _fractions(self, ups: Sequence[Active]) -> np.ndarray:
-        n, kind, blocks = len(ups), self.cfg.scheduler, self.blocks
+    def _fractions(self, clients: np.ndarray, link_bps: np.ndarray) -> np.ndarray:
+        """Fractions of the band of ``clients`` (sorted ids: ties go to the lower id)."""
+        n, kind, blocks = clients.size, self.cfg.scheduler, self.blocks
         if kind == "min_latency":
-            return np.array([self._fixed.get(up.client, 0.0) for up in ups])
+            return np.asarray(self.fixed[clients])
         if kind == "max_rate":
-            full = np.array([self.full_rate_bps(up) for up in ups])
             out = np.zeros(n)
-            out[int(np.argmax(full))] = 1.0
+            out[int(np.argmax(self.full_rate_bps(clients, link_bps)))] = 1.0
             return out
         if kind == "proportional_fair":
-            full = np.array([self.full_rate_bps(up) for up in ups])
-            avg = np.array([self.avg_bps.get(up.client, f / n) for up, f in zip(ups, full)])
+            full = self.full_rate_bps(clients, link_bps)
+            avg = self.avg_bps[clients]
+            avg = np.where(np.isnan(avg), full / n, avg)
             weight = full / np.maximum(avg, 1e-300)
             share = weight / weight.sum() if weight.sum() > 0 else np.full(n, 1.0 / n)
             return whole_blocks(share, blocks) if blocks else share

@@ -202,7 +202,8 @@ class OfdmaMac(Mac):
     def validate(self) -> None:
         blocks = self.resource_blocks
         require(blocks is None or 0 <= blocks <= MAX_RESOURCE_BLOCKS, "resource_blocks",
-                blocks, f"null, 0 (a continuous split) or an integer in [1, {MAX_RESOURCE_BLOCKS}]")
+                blocks,
+                f"null, 0 (a continuous split) or an integer in [1, {MAX_RESOURCE_BLOCKS}]")
         positive(self, "pf_time_constant_s")
         finite(self, "pf_time_constant_s")
         require(not (blocks and self.scheduler == "min_latency"), "resource_blocks", blocks,

@@ -79,7 +79,8 @@ class Devices:
                  charge: bool = False) -> Generator[simpy.Event, object, bool]:
         """Send ``n_bytes`` of ``client`` on the link of ``direction`` (ARQ); True once
         through. Channel draws come from the stream tagged ``stream``; ``share`` is the
-        MAC's sharing rule (round uploads), ``serve`` its shared band (if any); with ``charge`` each attempt costs energy."""
+        MAC's sharing rule (round uploads), ``serve`` its shared band (if any); with
+        ``charge`` each attempt costs energy."""
         link: Link = getattr(self.links, direction)
         rng = (self.rngs.stream(f"channel/{direction}/{client}/{stream}/{round}")
                if link.draws else None)
@@ -93,7 +94,8 @@ class Devices:
             self.retries += retrying
 
         return (yield from arq_transfer(self.env, link, n_bytes, rng, client=client,
-                                        max_attempts=self.arq_max_attempts, share=share, serve=serve,
+                                        max_attempts=self.arq_max_attempts, share=share,
+                                        serve=serve,
                                         on_attempt=attempt if charge else None, on_lost=lost))
 
 

@@ -26,6 +26,8 @@ from simfl.sim.availability.models import build_availability
 from simfl.sim.energy.battery import build_energy_source
 from simfl.sim.links.channel import Links, build_link
 from simfl.sim.mac.kinds import build_mac
+from simfl.sim.radio.broadcast import Broadcast
+from simfl.sim.radio.capture import air_of
 from simfl.sim.radio.link import RadioLink
 from simfl.sim.radio.propagation import build_radio_map
 from simfl.sim.radio.radio_map import RadioMap
@@ -135,8 +137,11 @@ def build_simulation(ctx: BuildContext, online) -> Simulation:
         model_bytes=ctx.model_bytes, arq_max_attempts=net_cfg.arq_max_attempts,
         clients_per_round=server.clients_per_round, overcommit=server.overcommit,
         deadline_s=server.deadline_s, keep_events=scenario.run.events, battery=energy,
-        mac=build_mac(net_cfg.mac, env, rngs, task.n_clients, energy.charge_transmissions),
-        keep_late=ctx.keep_late, env=env)
+        mac=build_mac(net_cfg.mac, env, rngs, task.n_clients, energy.charge_transmissions,
+                      air=air_of(net_cfg, radio_map)),
+        keep_late=ctx.keep_late, env=env,
+        broadcast=(Broadcast(ctx.model_bytes, _nominal_rate_bps(net_cfg.downlink), radio_map)
+                   if net_cfg.downlink_mode == "broadcast" else None))
 
 
 def build_links(scenario: Scenario, rngs: RngTree) -> tuple[Links, RadioMap | None]:

@@ -39,6 +39,7 @@ from simfl.sim.mac.kinds import build_mac
 from simfl.sim.rounds.query import run_query
 from simfl.sim.radio.radio_map import RadioMap
 from simfl.sim.rounds.loops import RoundLoops
+from simfl.sim.radio.broadcast import Broadcast
 
 SelectFn = Callable[[PopulationView], np.ndarray]
 
@@ -77,8 +78,9 @@ class Simulation:
         contention transmissions to ``battery``), or its config (built here).
     env:
         The clock (a new one if None; required with a built MAC).
-    radio_map:
-        Positions and mean path gains, with the shared radio (read by clients.csv).
+    radio_map, broadcast:
+        Positions and mean path gains (the shared radio; read by clients.csv), and the
+        broadcast downlink (:class:`~simfl.sim.radio.broadcast.Broadcast`; None: unicast).
     """
 
     def __init__(self, *, rngs: RngTree, n_samples: np.ndarray, work_samples: np.ndarray,
@@ -87,7 +89,7 @@ class Simulation:
                  overcommit: float, deadline_s: float, keep_events: bool = True,
                  battery: EnergyMeter | None = None, mac: Mac | IdealAccess = IdealMac(),
                  keep_late: bool = False, env: simpy.Environment | None = None,
-                 radio_map: RadioMap | None = None) -> None:
+                 radio_map: RadioMap | None = None, broadcast: Broadcast | None = None) -> None:
         mac_cfg = mac.cfg if isinstance(mac, IdealAccess) else mac
         if keep_late and not isinstance(mac_cfg, IdealMac):
             raise ValueError("keep_late needs the ideal MAC (contention is resolved per round)")
@@ -117,7 +119,8 @@ class Simulation:
             samples_per_s=samples_per_s, n_samples=n_samples, log=self.event_log.log)
         self.loops = RoundLoops(self.devices, self.late, deadline_s=deadline_s,
                                 clients_per_round=clients_per_round,
-                                n_invites=self.n_invites, keep_late=keep_late)
+                                n_invites=self.n_invites, keep_late=keep_late,
+                                broadcast=broadcast)
         self._everyone: np.ndarray | None = None  # every id, while everyone is available
 
     @property

@@ -1,7 +1,8 @@
 """Medium access (MAC): how the clients share the uplink.
 
 The kinds: no contention (``ideal``), time division (``tdma``), slotted ALOHA with
-optional backoff (``slotted_aloha``) and a relay that forwards some uploads (``relay``).
+optional backoff (``slotted_aloha``), a relay that forwards some uploads (``relay``) and
+a band shared by the active uploads (``ofdma``).
 """
 
 from __future__ import annotations
@@ -170,3 +171,46 @@ class RelayMac(Mac):
     def validate(self) -> None:
         _per_client(self, "probs")
         positive(self, "capacity", "slots")
+
+
+#: the most resource blocks a band may have
+MAX_RESOURCE_BLOCKS = 100_000
+
+
+@dataclass(frozen=True)
+class OfdmaMac(Mac):
+    """A band shared by the uploads of a cell, reallocated at every start and finish.
+
+    Each access point's band (``network.radio.bandwidth_hz``, or without a radio the
+    uplink's rate as the band's capacity) is split among the uploads active in its cell.
+    The split changes only when an upload starts or finishes (or leaves), so a round is a
+    true discrete-event simulation: each upload keeps its remaining bits, and its rate on
+    ``b`` Hz is ``b log2(1 + P g / (N0 b))`` (noise grows with the share). ``scheduler``:
+    ``equal`` (processor sharing: equal shares), ``round_robin`` (whole resource blocks dealt
+    in turn: equal time shares), ``proportional_fair`` (shares in proportion to a client's
+    full-band rate over its throughput averaged with time constant ``pf_time_constant_s``),
+    ``max_rate`` (the whole band to the best active client), ``min_latency`` (a split
+    fixed when the round opens under which the round's clients finish together; a client
+    that cannot finish by the deadline even with the whole band gets none, and is logged
+    as ``band_refused``). ``resource_blocks``: the band's number of blocks, or null (0)
+    for a continuous split. The radio transmits for the whole time it holds a share.
+    """
+
+    kind = "ofdma"
+    paper = ("Tse, Viswanath, Fundamentals of Wireless Communication, 2005, ch. 5-6; "
+             "Shi et al., Joint device scheduling and resource allocation for "
+             "latency constrained wireless federated learning, IEEE TWC 20(1), 2021")
+    scheduler: Literal["equal", "round_robin", "proportional_fair", "max_rate",
+                       "min_latency"] = "equal"
+    resource_blocks: int | None = None
+    pf_time_constant_s: float = 1.0
+
+    def validate(self) -> None:
+        blocks = self.resource_blocks
+        require(blocks is None or 0 <= blocks <= MAX_RESOURCE_BLOCKS, "resource_blocks",
+                blocks,
+                f"null, 0 (a continuous split) or an integer in [1, {MAX_RESOURCE_BLOCKS}]")
+        positive(self, "pf_time_constant_s")
+        finite(self, "pf_time_constant_s")
+        require(not (blocks and self.scheduler == "min_latency"), "resource_blocks", blocks,
+                "null or 0 with scheduler min_latency (its split is continuous)")

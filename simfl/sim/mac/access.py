@@ -12,6 +12,7 @@ a round. Every kind states its model in its config's docstring
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 import numpy as np
@@ -22,6 +23,7 @@ from simfl.core.errors import ConfigError
 from simfl.core.records import MacSlots
 from simfl.core.rng import RngTree
 from simfl.sim.links.channel import Bursts
+from simfl.sim.radio.capture import Air
 
 #: tolerance (in slots) when mapping a time onto a slot grid
 GRID_EPS = 1e-9
@@ -40,6 +42,9 @@ def per_client(value: float | tuple[float, ...], n_clients: int, field: str) -> 
 #: ``clients`` (sorted ids) just ended (an energy meter charges them)
 OnTransmit = Callable[[list[int], float], None]
 
+#: ``log(t_s, kind, round, client, detail)``: keep an event record
+Log = Callable[[float, str, int, int, str], None]
+
 
 class IdealAccess:
     """No contention and no relay: access is immediate and airtime is wall time.
@@ -47,10 +52,21 @@ class IdealAccess:
     ``on_transmit`` is told about every contention transmission (MACs that contend).
     """
 
+    #: the round's deadline (s after it opens) and the event log (:meth:`bind`)
+    deadline_s: float = math.inf
+    log: Log | None = None
+
     def __init__(self, cfg: Mac, env: simpy.Environment, rngs: RngTree, n_clients: int,
                  on_transmit: OnTransmit | None = None) -> None:
         self.cfg, self.env, self.rngs, self.n_clients = cfg, env, rngs, n_clients
         self.on_transmit = on_transmit
+
+    def bind(self, deadline_s: float, log: Log) -> None:
+        """Tell the MAC the rounds' deadline and where event records go."""
+        self.deadline_s, self.log = deadline_s, log
+
+    def attach(self, air: Air) -> None:
+        """Read the shared radio (positions, gains, SINR threshold); nothing here."""
 
     def open_round(self, round: int, started: np.ndarray) -> None:
         """The round opens now; ``started`` (sorted ids) are the clients that take part."""
@@ -80,6 +96,12 @@ class IdealAccess:
         ``t_s`` and lasts ``wall_s`` (offsets from ``t_s``; :meth:`radio_s` seconds in
         all): here at the end, after any wait (for a data channel)."""
         return ((wall_s - self.radio_s(client, airtime_s, wall_s), wall_s),)
+
+    def serve(self, client: int, n_bits: float, airtime_s: float) -> simpy.Event | None:
+        """An event that fires when an upload attempt of ``n_bits`` (``airtime_s`` on its
+        own link) has been served, for a MAC whose attempts end when the shared medium
+        says so; None (every MAC here but ``ofdma``): the attempt lasts :meth:`share`."""
+        return None
 
     def forwards(self, client: int) -> bool:
         return True

@@ -15,7 +15,7 @@ client's compute timeout is made in client order, as the processes would make th
 The simulation picks this form for a round whenever the round needs nothing that only a
 process gives: no battery (whose depletion timers interrupt processes), no late device
 that keeps working after its round, no availability change inside the round, and the
-built-in links and MACs (:func:`chain_supported`).
+built-in links and MACs, a unicast downlink (:func:`chain_supported`).
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ Ended = Callable[["ChainedDevice"], None]
 def chain_supported(devices: Devices) -> bool:
     """Whether chained devices reproduce the processes with these collaborators."""
     return (type(devices.energy) is InfiniteEnergy and type(devices.mac) in _MACS
-            and type(devices.links.downlink) in _LINKS and type(devices.links.uplink) in _LINKS)
+            and type(devices.links.downlink) in _LINKS and type(devices.links.uplink) in _LINKS
+            and devices.broadcast_s is None)
 
 
 class ChainedDevice:

@@ -89,7 +89,8 @@ class FastRound:
             fits = mac.cfg.data_phase == "parallel" and (not mac.wake_due or bool(self._heap))
         else:
             fits = type(mac) is IdealAccess
-        return started_alone and fits and ideal_links and type(d.energy) is InfiniteEnergy
+        return (started_alone and fits and ideal_links and type(d.energy) is InfiniteEnergy
+                and d.broadcast_s is None)
 
     def hand_over(self, env: simpy.Environment) -> None:
         """Put the slot ends still due on the clock (a round that runs there follows)."""

@@ -26,7 +26,7 @@ import simpy
 from simfl.core.config.energy import Energy
 from simfl.core.config.network import IdealMac, Mac
 from simfl.core.protocols import PopulationView
-from simfl.core.records import (Arrival, Event, EventKind, MacSlots, Missing, MissingReason,
+from simfl.core.records import (Arrival, Event, EventKind, Missing, MissingReason,
                                 RoundOutcome)
 from simfl.core.rng import RngTree
 from simfl.sim.mac.access import IdealAccess
@@ -34,7 +34,7 @@ from simfl.sim.links.channel import Link, Links
 from simfl.sim.clock import LateEvents
 from simfl.sim.rounds.device import ComputeTimes, Devices
 from simfl.sim.energy.source import EnergyMeter, InfiniteEnergy
-from simfl.sim.event_log import EventLog
+from simfl.sim.event_log import EventLog, slots_text
 from simfl.sim.mac.kinds import build_mac
 from simfl.sim.rounds.query import run_query
 from simfl.sim.radio.radio_map import RadioMap
@@ -230,7 +230,7 @@ class Simulation:
 
         mac_slots = self.mac.close_round()
         if mac_slots:  # also as text, "n:slots:successes" for each number n of contenders
-            self.log(env.now, EventKind.MAC_SLOTS, round, detail=_slots_text(mac_slots))
+            self.log(env.now, EventKind.MAC_SLOTS, round, detail=slots_text(mac_slots))
         received = sorted((o for o in outcomes if isinstance(o, Arrival)),
                           key=lambda a: (a.t_s, a.client))
         missing.extend(o for o in outcomes if isinstance(o, Missing))
@@ -244,8 +244,3 @@ class Simulation:
             retries=self.retries - retries_before, energy_j=self.energy.take_round_energy_j(),
             multiplicity=tuple(draws.tolist()) if (draws > 1).any() else (),
             late_received=late_received, mac_slots=mac_slots)
-
-
-def _slots_text(mac_slots: tuple[MacSlots, ...]) -> str:
-    """The ``mac_slots`` event's detail: ``n:slots:successes`` for each number n of contenders."""
-    return " ".join(f"{s.contenders}:{s.slots}:{s.successes}" for s in mac_slots)

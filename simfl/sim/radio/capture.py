@@ -84,8 +84,7 @@ class Capture:
         if other.any():
             m = self.map
             assert m is not None and self.path_loss is not None, "cells need a radio"
-            for i in np.flatnonzero(other):
-                c = int(clients[i])
-                d_m = float(np.hypot(m.x_m[c] - m.ap_xy_m[ap, 0], m.y_m[c] - m.ap_xy_m[ap, 1]))
-                power[i] = float(dbm_to_w(m.tx_power_dbm[c] - self.path_loss.loss_db(d_m)))
+            far = clients[other]
+            d_m = np.hypot(m.x_m[far] - m.ap_xy_m[ap, 0], m.y_m[far] - m.ap_xy_m[ap, 1])
+            power[other] = dbm_to_w(m.tx_power_dbm[far] - self.path_loss.loss_db(d_m))
         return power

@@ -37,6 +37,11 @@ from simfl.core.rng import RngTree
 from simfl.sim.radio.link import FadingGains, UnitGain
 
 
+#: a time this close (in windows) below a window's start is in that window, so that
+#: 0.3 s is in window 3 of 0.1 s although 0.3 / 0.1 < 3 in floating point
+WINDOW_SLACK = 1e-9
+
+
 def jakes_rho(doppler_hz: float, tau_s: float) -> float:
     """Jakes' correlation J0(2 pi f_d tau) of the complex gain over a lag ``tau_s``."""
     return float(j0(2.0 * math.pi * doppler_hz * tau_s))
@@ -88,7 +93,7 @@ class FadingProcess:
         if self.doppler_hz is not None:
             return self._gauss_markov(client, t_s)
         if self.coherence_s > 0:
-            window = int(math.floor(t_s / self.coherence_s))
+            window = int(math.floor(t_s / self.coherence_s + WINDOW_SLACK))
             if window != self.window[client]:
                 rng = self.rngs.stream(f"{self.prefix}/{client}/{window}")
                 self.window[client], self.s[client] = window, _complex_normal(rng)

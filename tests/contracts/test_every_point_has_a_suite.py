@@ -25,6 +25,8 @@ SUITES = {
     "lr_schedules": ("contracts/test_training_contracts.py", 'kinds("lr_schedules")'),
     "initialisers": ("contracts/test_training_contracts.py", 'kinds("initialisers")'),
     "server_modes": ("test_async.py", 'REGISTRIES["server_modes"]'),
+    "fading": ("contracts/test_radio_contracts.py", 'kinds("fading")'),
+    "mobility": ("contracts/test_radio_contracts.py", 'kinds("mobility")'),
     "server_optimizers": ("contracts/test_server_optimizer_contracts.py",
                           'kinds("server_optimizers")'),
 }

@@ -136,8 +136,11 @@ class ConstantVelocityMover(_Mover):
             x, y, left = x + step * ux, y + step * uy, left - step
             if not hits.any():
                 break
-            # specular reflection about the normal at the hit point
-            nx, ny = x / radius, y / radius
+            # specular reflection about the normal at the hit point, put exactly on the
+            # circle (rounding errors would otherwise grow from bounce to bounce)
+            norm = np.where(hits, np.hypot(x, y), 1.0)
+            nx, ny = np.where(hits, x / norm, 0.0), np.where(hits, y / norm, 0.0)
+            x, y = np.where(hits, nx * radius, x), np.where(hits, ny * radius, y)
             dot = ux * nx + uy * ny
             ux = np.where(hits, ux - 2.0 * dot * nx, ux)
             uy = np.where(hits, uy - 2.0 * dot * ny, uy)

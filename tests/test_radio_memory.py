@@ -18,7 +18,7 @@ from simfl.experiment.build import build_links
 from simfl.sim.radio.fading import FadingProcess, build_fading
 from simfl.sim.radio.mobility import RandomWaypointMover
 
-from tests.contracts.kinds import registered_for_now
+from contracts.kinds import registered_for_now
 
 ROOT = Path(__file__).resolve().parents[1]
 RADIO = ("population.placement=disc", "network.uplink=ideal",

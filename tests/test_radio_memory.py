@@ -50,3 +50,14 @@ def test_a_fading_kind_without_an_implementation_is_refused():
 
         with pytest.raises(ConfigError, match="network.radio.fading.kind"):
             build_fading(Unbuilt(), "uplink", RngTree(0), 3)
+
+
+def test_mobility_csv_is_written_only_when_asked(tmp_path):
+    from simfl.experiment import run_scenario
+
+    overrides = RADIO + ("run.timing_only=true", "run.rounds=3")
+    for asked in (False, True):
+        scenario = apply_overrides(load_scenario("quickstart"), [
+            parse_override(o) for o in overrides + (f"run.mobility_csv={str(asked).lower()}",)])
+        out = run_scenario(scenario, tmp_path / str(asked)).out_dir
+        assert (out / "mobility.csv").exists() == asked

@@ -95,7 +95,10 @@ class _Mover:
         self.rows.append((self.t_s, m.x_m.copy(), m.y_m.copy(), m.ap.copy()))
 
     def table(self) -> dict[str, np.ndarray] | None:
-        """mobility.csv: t_s, client, x_m, y_m, ap at the start and at every refresh."""
+        """mobility.csv: t_s, client, x_m, y_m, ap at the start and at every refresh
+        (None unless it was asked for)."""
+        if not self.record:
+            return None
         n = self.radio_map.n_clients
         return {"t_s": np.repeat([r[0] for r in self.rows], n),
                 "client": np.tile(np.arange(n), len(self.rows)),

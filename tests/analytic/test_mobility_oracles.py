@@ -86,3 +86,26 @@ def test_random_waypoint_legs_speeds_and_pauses(oracle):
     speeds_a = np.asarray(speeds)
     oracle("random waypoint: mean leg speed = (min + max) / 2", 1.25, speeds_a.mean(),
            4 * speeds_a.std(ddof=1) / math.sqrt(speeds_a.size))
+
+
+def test_keyed_uniforms_are_uniform_independent_and_addressed(oracle):
+    from simfl.sim.radio.keyed import KeyedUniforms
+
+    uniforms = KeyedUniforms(RngTree(4), "mobility/waypoint")
+    clients = np.repeat(np.arange(1000), 100)
+    legs = np.tile(np.arange(100), 1000)
+    u = uniforms.draw(clients, legs, 3)
+    assert u.shape == (3, 100_000) and (u >= 0).all() and (u < 1).all()
+    n = u.shape[1]
+    oracle("keyed uniforms: mean", 0.5, u[0].mean(), 4 * math.sqrt(1 / 12 / n))
+    # E[(u - 1/2)^2] = 1/12; (u - 1/2)^2 has variance E[(u - 1/2)^4] - 1/144 = 1/80 - 1/144
+    oracle("keyed uniforms: variance", 1 / 12, ((u[1] - 0.5) ** 2).mean(),
+           4 * math.sqrt(1 / 80 - 1 / 144) / math.sqrt(n))
+    for a, b, name in ((u[0], u[2], "two slots"), (u[0][:-1], u[0][1:], "successive legs")):
+        oracle(f"keyed uniforms: corr of {name}", 0.0, np.corrcoef(a, b)[0, 1],
+               4 / math.sqrt(a.size))
+    again = uniforms.draw(np.array([7, 3]), np.array([5, 99]), 3)
+    assert np.array_equal(again[:, 0], u[:, 7 * 100 + 5])
+    assert np.array_equal(again[:, 1], u[:, 3 * 100 + 99])
+    other = KeyedUniforms(RngTree(5), "mobility/waypoint").draw(clients[:10], legs[:10], 3)
+    assert not np.array_equal(other, u[:, :10])

@@ -14,9 +14,9 @@ small-scale fading keeps evolving at every attempt (:mod:`simfl.sim.radio.fading
   reflected from the first refresh that finds it inside);
 - ``random_waypoint``: each client walks in a straight line to a waypoint uniform in the
   disc of ``radius_m``, at a speed uniform in [min_speed_mps, max_speed_mps], pauses
-  ``pause_s`` there, and starts the next leg; the legs of client i come from its own
-  stream ``mobility/waypoint/<i>``, drawn only when it needs one (the first legs of all
-  clients come together from ``mobility/waypoint``).
+  ``pause_s`` there, and starts the next leg; leg k of client i is drawn from
+  ``mobility/waypoint`` addressed by (i, k) (:mod:`simfl.sim.radio.keyed`), so the legs
+  of all clients that need one are drawn at once, whatever the refresh times.
 
 Movers are deterministic functions of the seed and the times they are advanced to, so a
 resumed run (which replays the clock from the start) rebuilds the same positions.
@@ -32,6 +32,7 @@ import numpy as np
 from simfl.core.config.placement import ConstantVelocity, Mobility, RandomWaypoint, Static
 from simfl.core.errors import ConfigError
 from simfl.core.rng import RngTree
+from simfl.sim.radio.keyed import KeyedUniforms
 from simfl.sim.radio.propagation import Propagation
 from simfl.sim.radio.radio_map import RadioMap
 
@@ -184,14 +185,16 @@ class RandomWaypointMover(_Mover):
         self.x1, self.y1 = np.empty(n), np.empty(n)
         self.t0, self.t_arrive = np.zeros(n), np.zeros(n)
         self.speed_mps = np.empty(n)
-        self._streams: dict[int, np.random.Generator] = {}
-        self._set_legs(np.arange(n), rngs.stream("mobility/waypoint").random((3, n)), 0.0)
+        self.leg = np.zeros(n, dtype=np.int64)  # how many legs each client has started
+        self.uniforms = KeyedUniforms(rngs, "mobility/waypoint")
+        self._set_legs(np.arange(n), 0.0)
 
-    def _set_legs(self, clients: np.ndarray | int, draws: np.ndarray,
-                  t0: np.ndarray | float) -> None:
-        """Start the legs of ``clients`` at ``t0`` from three uniforms each (radius, angle,
-        speed of the waypoint's draw)."""
+    def _set_legs(self, clients: np.ndarray, t0: np.ndarray | float) -> None:
+        """Start the next legs of ``clients`` at ``t0``: three uniforms each (waypoint
+        radius, angle and speed), the client's leg-th draw of ``mobility/waypoint``."""
         cfg = self.cfg
+        draws = self.uniforms.draw(clients, self.leg[clients], 3)
+        self.leg[clients] += 1
         r, angle = cfg.radius_m * np.sqrt(draws[0]), 2.0 * math.pi * draws[1]
         self.x1[clients], self.y1[clients] = r * np.cos(angle), r * np.sin(angle)
         speed = cfg.min_speed_mps + draws[2] * (cfg.max_speed_mps - cfg.min_speed_mps)
@@ -199,22 +202,14 @@ class RandomWaypointMover(_Mover):
         self.speed_mps[clients], self.t0[clients] = speed, t0
         self.t_arrive[clients] = t0 + length / speed
 
-    def _new_leg(self, client: int, t0: float) -> None:
-        """The client's next leg, from its own stream (its first came from a shared one)."""
-        rng = self._streams.get(client)
-        if rng is None:
-            rng = self._streams[client] = self.rngs.stream(f"mobility/waypoint/{client}")
-        self._set_legs(client, rng.random(3), t0)
-
     def _move(self, t_s: float) -> None:
         pause = self.cfg.pause_s
         while True:  # clients whose leg and pause end before t_s start their next leg
             done = np.flatnonzero(self.t_arrive + pause <= t_s)
             if done.size == 0:
                 break
-            for client in done.tolist():
-                self.x0[client], self.y0[client] = self.x1[client], self.y1[client]
-                self._new_leg(client, float(self.t_arrive[client] + pause))
+            self.x0[done], self.y0[done] = self.x1[done], self.y1[done]
+            self._set_legs(done, self.t_arrive[done] + pause)
         span = self.t_arrive - self.t0
         frac = np.where(span > 0, np.clip((t_s - self.t0) / np.where(span > 0, span, 1.0),
                                           0.0, 1.0), 1.0)

@@ -109,3 +109,6 @@ def test_keyed_uniforms_are_uniform_independent_and_addressed(oracle):
     assert np.array_equal(again[:, 1], u[:, 3 * 100 + 99])
     other = KeyedUniforms(RngTree(5), "mobility/waypoint").draw(clients[:10], legs[:10], 3)
     assert not np.array_equal(other, u[:, :10])
+    one = [uniforms.draw_one(c, k, 3) for c, k in ((7, 5), (3, 99), (2**31, 2**40))]
+    many = uniforms.draw(np.array([7, 3, 2**31]), np.array([5, 99, 2**40]), 3)
+    assert np.array_equal(np.array(one).T, many), "one at a time = vectorised"

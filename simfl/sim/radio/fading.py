@@ -7,25 +7,27 @@ fixed line-of-sight part (phase 0: only |h| matters) plus the scattered part.
 Memory (``network.radio.fading``):
 
 - ``coherence_s > 0``, block fading: one draw of s per client, direction and window
-  ``floor(t / coherence_s)``, from the stream ``radio/fading/<direction>/<client>/<window>``,
-  so a window's gain does not depend on the order of the queries or on other clients;
-- ``coherence_s = 0``: a fresh s for every attempt, drawn in turn from the client's
-  stream ``radio/fading/<direction>/<client>``;
+  ``floor(t / coherence_s)``, addressed by (client, window) in the stream
+  ``radio/fading/<direction>`` (:mod:`simfl.sim.radio.keyed`), so a window's gain does
+  not depend on the order of the queries or on other clients;
+- ``coherence_s = 0``: a fresh s for every attempt, the client's n-th draw for its n-th
+  attempt;
 - ``doppler_hz``: s is a Gauss-Markov (first-order autoregressive) process advanced
   lazily at the attempts that query it: s(t + tau) = rho s(t) + sqrt(1 - rho^2) w with
-  Jakes' rho = J0(2 pi f_d tau), w ~ CN(0, 1) from the client's stream. The process has
+  Jakes' rho = J0(2 pi f_d tau), w ~ CN(0, 1) the client's next draw. The process has
   the Jakes correlation between any two successive queries; over several steps it is
   an approximation (the correlation of s over lag tau is J0 only for one step), so the
   level-crossing rate and fade durations are those of the continuous Jakes process only
   approximately.
 
-A run's fading state (the streams, the last query time and s of each client) is
+A run's fading state (the draw counts, the last query time and s of each client) is
 rebuilt when a checkpoint is resumed: the resume replays the simulated clock from the
 start, and every draw depends only on the seed, the names above and the queries' times.
 """
 
 from __future__ import annotations
 
+import cmath
 import math
 
 import numpy as np
@@ -34,6 +36,7 @@ from scipy.special import j0
 from simfl.core.config.fading import Fading, NoFading, RayleighFading, RicianFading
 from simfl.core.errors import ConfigError
 from simfl.core.rng import RngTree
+from simfl.sim.radio.keyed import KeyedUniforms
 from simfl.sim.radio.link import FadingGains, UnitGain
 
 
@@ -47,10 +50,9 @@ def jakes_rho(doppler_hz: float, tau_s: float) -> float:
     return float(j0(2.0 * math.pi * doppler_hz * tau_s))
 
 
-def _complex_normal(rng: np.random.Generator) -> complex:
-    """One CN(0, 1) draw (independent real and imaginary parts of variance 1/2)."""
-    re, im = rng.standard_normal(2)
-    return complex(re, im) * math.sqrt(0.5)
+def _complex_normal(u_radius: float, u_angle: float) -> complex:
+    """One CN(0, 1) draw from two uniforms: |s|^2 ~ Exp(1), phase uniform."""
+    return cmath.rect(math.sqrt(-math.log1p(-u_radius)), 2.0 * math.pi * u_angle)
 
 
 class FadingProcess:
@@ -82,7 +84,8 @@ class FadingProcess:
         self.window = np.full(n_clients, -1, dtype=np.int64)
         self.t_last_s = np.full(n_clients, np.nan)
         self.s = np.zeros(n_clients, dtype=np.complex128)
-        self._streams: dict[int, np.random.Generator] = {}
+        self.n_draws = np.zeros(n_clients, dtype=np.int64)  # per attempt and Gauss-Markov
+        self.uniforms = KeyedUniforms(rngs, self.prefix)
 
     def gain(self, client: int, t_s: float) -> float:
         """|h|^2 (mean 1) of ``client`` at ``t_s``."""
@@ -95,17 +98,17 @@ class FadingProcess:
         if self.coherence_s > 0:
             window = int(math.floor(t_s / self.coherence_s + WINDOW_SLACK))
             if window != self.window[client]:
-                rng = self.rngs.stream(f"{self.prefix}/{client}/{window}")
-                self.window[client], self.s[client] = window, _complex_normal(rng)
+                self.window[client] = window
+                self.s[client] = _complex_normal(*self.uniforms.draw_one(client, window, 2))
             return complex(self.s[client])
-        return _complex_normal(self._stream(client))
+        return self._fresh(client)
 
     def _gauss_markov(self, client: int, t_s: float) -> complex:
         assert self.doppler_hz is not None
         last = float(self.t_last_s[client])
         if t_s == last:  # a second query at the same instant sees the same gain
             return complex(self.s[client])
-        w = _complex_normal(self._stream(client))
+        w = self._fresh(client)
         if math.isnan(last):
             s = w
         else:
@@ -118,11 +121,11 @@ class FadingProcess:
         h = self.los + self.scatter * s
         return h.real * h.real + h.imag * h.imag
 
-    def _stream(self, client: int) -> np.random.Generator:
-        rng = self._streams.get(client)
-        if rng is None:
-            rng = self._streams[client] = self.rngs.stream(f"{self.prefix}/{client}")
-        return rng
+    def _fresh(self, client: int) -> complex:
+        """The client's next draw of w (its n-th: addressed by client and count)."""
+        index = int(self.n_draws[client])
+        self.n_draws[client] = index + 1
+        return _complex_normal(*self.uniforms.draw_one(client, index, 2))
 
 
 def build_fading(cfg: Fading, direction: str, rngs: RngTree, n_clients: int) -> FadingGains:

@@ -25,7 +25,7 @@ from simfl.core.records import Arrival, RoundOutcome, TrainJob, with_lr_scale
 from simfl.core.rng import RngTree
 from simfl.experiment.build import (build_client_sampler, build_context, build_online,
                                     build_probe, build_simulation, build_trainer,
-                                    check_local_rule)
+                                    check_local_rule, write_mobility)
 from simfl.experiment.gc_tuning import FREEZE_EVERY_S, gc_for_many_objects
 from simfl.experiment.loop import ProgressFn
 from simfl.experiment.training import Trainer
@@ -78,6 +78,7 @@ class ContinuousLoop:
         try:
             with gc_for_many_objects() as freeze_survivors:
                 while run.rounds is None or self.n_rounds < run.rounds:
+                    self.sim.mobility.advance(self.sim.now_s)  # positions at each step
                     step = clock.run_step(run.horizon_s)
                     if step is None:
                         if clock.end_reason == "stall":
@@ -206,6 +207,7 @@ def run_continuous(scenario: Scenario, out_dir: Path | None = None,
     finally:
         recorder.flush(force=True)
     recorder.clients(client_table(sim.battery.table(), sim.radio_map))
+    write_mobility(out_dir, sim.mobility)
     summary = recorder.finish(sim.now_s, sim.n_events, sim.events if scenario.run.events else None,
                               {**probe.counts, **loop.summary(), "torch_threads": threads,
                                "warnings": loop.warnings()})

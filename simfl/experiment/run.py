@@ -17,8 +17,8 @@ from simfl.core.errors import ConfigError, SimflError
 from simfl.core.records import RoundOutcome
 from simfl.experiment import checkpoint
 from simfl.experiment.build import (BuildContext, build_client_sampler, build_context,
-                                    build_online, build_probe, build_simulation,
-                                    build_trainer, check_local_rule)
+                                    build_online, build_probe, build_simulation, build_trainer,
+                                    check_local_rule, write_mobility)
 from simfl.experiment.checkpoint import CheckpointError
 from simfl.experiment.checkpoint_check import check_state, check_top
 from simfl.experiment.journal import JournaledTrainer
@@ -206,6 +206,7 @@ class _Run:
                                   "does not replay the way it ran")
         sim, recorder = self.sim, self.recorder
         recorder.clients(client_table(sim.battery.table(), sim.radio_map))
+        write_mobility(self.out_dir, sim.mobility)
         extra = {**self.probe.counts, "torch_threads": threads,
                  "warnings": self.probe.warnings + self.loop.warnings()}
         if self.saved is not None:

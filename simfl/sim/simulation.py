@@ -37,6 +37,7 @@ from simfl.sim.energy.source import EnergyMeter, InfiniteEnergy
 from simfl.sim.event_log import EventLog, slots_text
 from simfl.sim.mac.kinds import build_mac
 from simfl.sim.rounds.query import run_query
+from simfl.sim.radio.mobility import STILL, Mover
 from simfl.sim.radio.radio_map import RadioMap
 from simfl.sim.rounds.loops import RoundLoops
 from simfl.sim.radio.broadcast import Broadcast
@@ -78,9 +79,9 @@ class Simulation:
         contention transmissions to ``battery``), or its config (built here).
     env:
         The clock (a new one if None; required with a built MAC).
-    radio_map, broadcast:
-        Positions and mean path gains (the shared radio; read by clients.csv), and the
-        broadcast downlink (:class:`~simfl.sim.radio.broadcast.Broadcast`; None: unicast).
+    radio_map, mobility, broadcast:
+        Positions and mean path gains (clients.csv); how they move (when a round opens);
+        the broadcast downlink (:class:`~simfl.sim.radio.broadcast.Broadcast`; None: unicast).
     """
 
     def __init__(self, *, rngs: RngTree, n_samples: np.ndarray, work_samples: np.ndarray,
@@ -89,12 +90,13 @@ class Simulation:
                  overcommit: float, deadline_s: float, keep_events: bool = True,
                  battery: EnergyMeter | None = None, mac: Mac | IdealAccess = IdealMac(),
                  keep_late: bool = False, env: simpy.Environment | None = None,
-                 radio_map: RadioMap | None = None, broadcast: Broadcast | None = None) -> None:
+                 radio_map: RadioMap | None = None, mobility: Mover = STILL,
+                 broadcast: Broadcast | None = None) -> None:
         mac_cfg = mac.cfg if isinstance(mac, IdealAccess) else mac
         if keep_late and not isinstance(mac_cfg, IdealMac):
             raise ValueError("keep_late needs the ideal MAC (contention is resolved per round)")
         self.env = env = env if env is not None else simpy.Environment()
-        self.keep_late, self.radio_map = keep_late, radio_map
+        self.keep_late, self.radio_map, self.mobility = keep_late, radio_map, mobility
         self.rngs = rngs
         self.n_samples = n_samples
         self.work_samples = work_samples
@@ -180,6 +182,7 @@ class Simulation:
         deadline: the server waits, and the clock moves on even when nobody is available.
         """
         t_open = self.env.now
+        self.mobility.advance(t_open)  # positions, association and mean SNR follow the clock
         mask = self.online.online(round, t_open) & self.energy.alive(round, t_open)
         if self.late_running:  # still working on an earlier round: cannot be invited
             mask[list(self.late_running)] = False

@@ -41,6 +41,9 @@ class Run(Node):
     ``per_class_accuracy``: ``evals.csv`` gains the columns ``acc_class_0`` …
     ``acc_class_{C-1}``, the accuracy on the test samples of each of the C classes
     (training runs only; off by default, so the table keeps its usual columns).
+
+    ``mobility_csv``: write ``mobility.csv`` (t_s, client, x_m, y_m, ap of every client
+    at the start and at every refresh of the positions; needs ``network.radio``).
     """
 
     exclusive = (("eval_every_rounds", "eval_every_s"),)
@@ -57,6 +60,7 @@ class Run(Node):
     checkpoint_every_rounds: int | None = None
     per_class_accuracy: bool = False
     threads: int | None = None
+    mobility_csv: bool = False
 
     def validate(self) -> None:
         positive(self, "rounds", "horizon_s", "eval_every_rounds", "eval_every_s",

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SECTION = "## Fading with memory and mobility"
+SECTION = "## 8. Fading with memory and mobility"
 
 
 def test_the_fading_and_mobility_example_runs(tmp_path, monkeypatch, capsys):

@@ -243,8 +243,9 @@ def test_arq_transfer_uses_the_sharing_rule_for_wall_time():
     link = build_link(IdealChannel(rate=FixedRate(rate_bps=8000.0)))
     seen = []
     proc = env.process(arq_transfer(env, link, 1000, None, client=4, max_attempts=2,
-                                    share=lambda c, t, air: (3 * air + c, ((2 * air + c, 3 * air + c),)),
-                                    on_attempt=lambda air, wall, bursts: seen.append((air, wall, bursts))))
+                                    share=lambda c, t, air: (3 * air + c,
+                                                             ((2 * air + c, 3 * air + c),)),
+                                    on_attempt=lambda air, wall, b: seen.append((air, wall, b))))
     env.run(proc)
     assert proc.value is True and seen == [(1.0, 7.0, ((6.0, 7.0),))] and env.now == 7.0
 

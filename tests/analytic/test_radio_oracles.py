@@ -37,6 +37,14 @@ def test_mean_snr_at_100_m_follows_the_link_budget(tmp_path):
     assert got.ok and got.airtime_s == pytest.approx(1.0 / math.log2(1.0 + 100.0), rel=1e-12)
 
 
+def test_per_client_powers_shift_each_mean_snr(tmp_path):
+    radio = Radio(tx_power_dbm=(23.0, 13.0))
+    radio_map, _ = build_radio_map(_file(tmp_path, [(100.0, 0.0), (100.0, 0.0)]), Cells(), radio,
+                                   2, RngTree(1))
+    assert radio_map.mean_snr_db(0) == pytest.approx(20.0) and \
+        radio_map.mean_snr_db(1) == pytest.approx(10.0)
+
+
 def test_disc_placement_is_uniform_in_area():
     cfg = DiscPlacement(radius_m=200.0, min_m=20.0)
     x, y = place(cfg, 40_000, RngTree(5).stream("placement"))

@@ -1,7 +1,8 @@
 """Medium access (MAC): how the clients share the uplink.
 
 The kinds: no contention (``ideal``), time division (``tdma``), slotted ALOHA with
-optional backoff (``slotted_aloha``) and a relay that forwards some uploads (``relay``).
+optional backoff (``slotted_aloha``), a relay that forwards some uploads (``relay``) and
+IEEE 802.11 DCF (``csma_ca``, in :mod:`simfl.core.config.csma`).
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ period is charged ``idle`` until it ends.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Callable
 
@@ -129,10 +130,9 @@ class CsmaCa(IdealAccess):
                 switch(client, "rx")
         for client, seconds in zip(stations, sent_s):
             switch(client, "tx")
-            self.env.timeout(seconds).callbacks.append(
-                lambda _, c=client: self._to_rx(c))
+            self.env.timeout(seconds).callbacks.append(functools.partial(self._to_rx, client))
 
-    def _to_rx(self, client: int) -> None:
+    def _to_rx(self, client: int, _event: simpy.Event) -> None:
         if self.switch is not None and client in self._waiting:
             self.switch(client, "rx")
 

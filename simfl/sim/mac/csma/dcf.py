@@ -122,6 +122,7 @@ class Dcf:
         stations.sort()
         bits = [self._bits(s) for s in stations]
         timing, success = self.timing, len(stations) == 1
+        sent: tuple[float, ...]
         if success:
             busy_s, sent = timing.success_busy_s(bits[0]), (timing.sent_s(bits[0]),)
         else:

@@ -208,3 +208,31 @@ def test_a_null_rate_needs_a_fixed_uplink_rate():
     with pytest.raises(ConfigError, match="phy_rate_bps"):
         Network(uplink=IdealChannel(rate=ShannonRate()), mac=CsmaCaMac())
     Network(uplink=IdealChannel(rate=ShannonRate()), mac=CsmaCaMac(phy_rate_bps=6e6))
+
+
+def test_deadline_mid_upload_is_late_and_the_next_round_starts_afresh():
+    # 10 MPDUs of 100 bytes need about 10 x 1.3 ms; the round closes after 5 ms
+    sim = make_sim(n_clients=2, compute_s=(0.0,), deadline_s=0.005,
+                   mac=csma(mpdu_payload_bytes=100))
+    first = sim.run_round(0, everyone)
+    assert not first.received and {m.reason for m in first.missing} == {"late"}
+    assert sum(r.successes for r in first.mac_slots) >= 2
+    sim.deadline_s = sim.loops.clocked.deadline_s = 1.0
+    second = sim.run_round(1, everyone)
+    assert len(second.received) == 2
+    assert sum(r.successes for r in second.mac_slots) == 20
+
+
+def test_cli_run_writes_mac_csv(tmp_path, capsys):
+    from simfl.cli import main as cli_main
+
+    code = cli_main(["run", "quickstart", "--timing-only", "--set", "network.mac=csma_ca",
+                     "--set", "run.rounds=2", "--out", str(tmp_path)])
+    assert code == 0
+    (mac_csv,) = tmp_path.rglob("mac.csv")
+    lines = mac_csv.read_text().splitlines()
+    assert lines[0].endswith("idle_slots,collision_slots,channel_s,throughput")
+    assert {line.split(",")[0] for line in lines[1:]} == {"0", "1"}
+    assert cli_main(["validate", "quickstart", "--set", "network.mac=csma_ca", "--set",
+                     "network.mac.cw_min=0"]) == 2
+    assert "network.mac.cw_min" in capsys.readouterr().err

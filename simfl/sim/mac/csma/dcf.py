@@ -38,6 +38,7 @@ class Busy(NamedTuple):
     success: bool
     busy_s: float  # frames until the exchange ends (the ACK is in); DIFS follows
     sent_s: tuple[float, ...]  # each transmitter's seconds of sending
+    joins: tuple[int, ...]  # each transmitter's join number (a station may leave and rejoin)
 
 
 class Ended(NamedTuple):
@@ -65,6 +66,8 @@ class Dcf:
         self.left: dict[int, int] = {}  # MPDUs left (the one being sent included)
         self.last_bits: dict[int, int] = {}
         self.retries: dict[int, int] = {}  # collisions of the current MPDU
+        self.joined: dict[int, int] = {}  # station -> its join number
+        self._joins = 0
         self._heap: list[tuple[int, int]] = []  # (target, station); stale entries skipped
         self.busy: Busy | None = None
 
@@ -78,6 +81,8 @@ class Dcf:
         self.tally.contenders(start, +1)
         self.left[station], self.last_bits[station] = n_mpdus, last_bits
         self.retries[station] = 0
+        self._joins += 1
+        self.joined[station] = self._joins
         self._backoff(station, start)
 
     def leave(self, station: int, now_s: float) -> bool:
@@ -132,7 +137,8 @@ class Dcf:
         self.idle_count, self.t0_s = first, t_s + busy_s + timing.difs_s
         for station in stations:
             del self.target[station]  # transmitting: no backoff until the exchange ends
-        self.busy = Busy(t_s, tuple(stations), success, busy_s, sent)
+        self.busy = Busy(t_s, tuple(stations), success, busy_s, sent,
+                         tuple(self.joined[s] for s in stations))
         return self.busy
 
     def end_busy(self) -> Ended:
@@ -141,9 +147,9 @@ class Dcf:
         assert busy is not None, "no busy period to end"
         self.busy = None
         done, dropped = [], []
-        for station in busy.stations:
-            if station not in self.left:
-                continue  # left during its transmission
+        for station, join in zip(busy.stations, busy.joins):
+            if self.joined.get(station) != join:
+                continue  # left during its transmission (and maybe joined again)
             if busy.success:
                 self.left[station] -= 1
                 self.retries[station] = 0
@@ -175,5 +181,5 @@ class Dcf:
         heapq.heappush(self._heap, (target, station))
 
     def _forget(self, station: int) -> None:
-        for table in (self.target, self.left, self.last_bits, self.retries):
+        for table in (self.target, self.left, self.last_bits, self.retries, self.joined):
             table.pop(station, None)

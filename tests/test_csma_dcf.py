@@ -236,3 +236,26 @@ def test_cli_run_writes_mac_csv(tmp_path, capsys):
     assert cli_main(["validate", "quickstart", "--set", "network.mac=csma_ca", "--set",
                      "network.mac.cw_min=0"]) == 2
     assert "network.mac.cw_min" in capsys.readouterr().err
+
+
+def test_energy_per_bit_prices_each_radio_state_at_the_phy_rate():
+    energy = Energy(idle_w=0.5, compute_w=0.0, tx_j_per_bit=2e-6, rx_j_per_bit=1e-6)
+    sim = make_sim(n_clients=1, compute_s=(1.0,), battery=InfiniteEnergy(1, energy),
+                   mac=csma(cw_min=1, cw_max=1))
+    sim.run_round(0, everyone)
+    sent_s = HEADER + 8000 * US  # 1 Mbit/s: 2 W sending, 1 W receiving
+    download_j = 8000 * 1e-6  # the model's 8000 bits received, per bit
+    expected = download_j + 0.5 * DIFS + 2.0 * sent_s + 1.0 * (exchange_s(1000) - sent_s)
+    assert sim.battery.used_j[0] == pytest.approx(expected, rel=1e-9)
+
+
+def test_a_station_joining_mid_idle_counts_from_the_next_slot_boundary():
+    cfg = csma()
+    dcf = Dcf(cfg, DcfTiming.of(cfg, 1e6), Script(10, 1))
+    dcf.join(0, 0.0, 1, 8000)  # counts from DIFS; would send at DIFS + 10 slots
+    dcf.join(1, DIFS + 2.5 * SLOT, 1, 8000)  # first boundary: slot 3; backoff 1
+    first = dcf.start_busy()
+    assert first.stations == (1,) and first.t_s == pytest.approx(DIFS + 4 * SLOT, abs=1e-12)
+    dcf.end_busy()
+    second = dcf.start_busy()
+    assert second.t_s == pytest.approx(first.t_s + first.busy_s + DIFS + 6 * SLOT, abs=1e-12)

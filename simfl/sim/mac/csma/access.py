@@ -32,9 +32,12 @@ from simfl.core.rng import RngTree
 from simfl.sim.energy.source import EnergyMeter
 from simfl.sim.links.channel import Link
 from simfl.sim.mac.access import IdealAccess, OnTransmit
-from simfl.sim.mac.csma.dcf import Dcf
+from simfl.sim.mac.csma.dcf import Busy, Dcf
 from simfl.sim.mac.csma.tally import DcfTally
 from simfl.sim.mac.csma.timing import DcfTiming
+
+#: ``switch(client, state, n_bits, airtime_s)``: an energy meter's change of radio state
+Switch = Callable[[int, str, float, float], None]
 
 #: the update sent by a request when no device told the MAC its size: one MPDU
 _ONE_MPDU = -1
@@ -50,7 +53,7 @@ class CsmaCa(IdealAccess):
                  on_transmit: OnTransmit | None = None) -> None:
         super().__init__(cfg, env, rngs, n_clients, on_transmit)
         self.update_bytes = _ONE_MPDU
-        self.switch: Callable[[int, str], None] | None = None
+        self.switch: Switch | None = None
         self._rate(cfg.phy_rate_bps or FixedRate().rate_bps)
         self._round = -1
         self._waiting: dict[int, simpy.Event] = {}
@@ -118,29 +121,36 @@ class CsmaCa(IdealAccess):
             return  # superseded by a later schedule
         busy = self.dcf.start_busy()
         if self.switch is not None:
-            self._charge_start(busy.stations, busy.sent_s)
+            self._charge_start(busy)
         self.env.timeout(busy.busy_s).callbacks.append(lambda _: self._end())
 
-    def _charge_start(self, stations: tuple[int, ...], sent_s: tuple[float, ...]) -> None:
-        switch = self.switch
+    def _charge_start(self, busy: Busy) -> None:
+        """Transmitters send, then receive; the other contenders overhear the period."""
+        switch, busy_s = self.switch, busy.busy_s
         assert switch is not None
-        sending = set(stations)
+        sending = set(busy.stations)
         for client in self._waiting:
             if client not in sending:
-                switch(client, "rx")
-        for client, seconds in zip(stations, sent_s):
-            switch(client, "tx")
-            self.env.timeout(seconds).callbacks.append(functools.partial(self._to_rx, client))
+                self._radio(switch, client, "rx", busy_s)
+        for client, seconds in zip(busy.stations, busy.sent_s):
+            self._radio(switch, client, "tx", seconds)
+            self.env.timeout(seconds).callbacks.append(
+                functools.partial(self._to_rx, client, busy_s - seconds))
 
-    def _to_rx(self, client: int, _event: simpy.Event) -> None:
+    def _radio(self, switch: Switch, client: int, state: str, seconds: float) -> None:
+        """Switch ``client``'s radio to ``state`` for ``seconds``: with energy per bit, the
+        bits the channel carries in that time (``tx_j_per_bit * rate``, as a power)."""
+        switch(client, state, seconds * self.timing.rate_bps, seconds)
+
+    def _to_rx(self, client: int, seconds: float, _event: simpy.Event) -> None:
         if self.switch is not None and client in self._waiting:
-            self.switch(client, "rx")
+            self._radio(self.switch, client, "rx", seconds)
 
     def _end(self) -> None:
         ended = self.dcf.end_busy()
         if self.switch is not None:
             for client in self._waiting:
-                self.switch(client, "idle")
+                self.switch(client, "idle", 0.0, 0.0)
         for client in ended.done:
             self._waiting.pop(client).succeed(True)
         for client in ended.dropped:

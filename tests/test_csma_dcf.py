@@ -197,7 +197,8 @@ def test_run_writes_mac_csv_with_the_carrier_sense_columns(tiny_scenario, tmp_pa
 @pytest.mark.parametrize("field, value, allowed", [
     ("cw_max", 16, "cw_min"), ("slot_s", 0.0, "slot length"), ("difs_s", -1.0, "seconds"),
     ("retry_limit", 0, "> 0"), ("mpdu_payload_bytes", 20000, "11454"),
-    ("phy_rate_bps", math.inf, "finite"), ("ack_bits", -1, ">= 0")])
+    ("phy_rate_bps", math.inf, "finite"), ("phy_rate_bps", 0.5, ">= 1 bit/s"),
+    ("ack_bits", -1, ">= 0"), ("rts_bits", 10 ** 7, "control frame")])
 def test_config_errors_are_one_line(field, value, allowed):
     with pytest.raises(ConfigError, match=allowed) as caught:
         CsmaCaMac(**{field: value})

@@ -13,13 +13,18 @@ uniform on 0 .. CW - 1).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from simfl.core.config.checks import finite, non_negative, positive, require
+from simfl.core.config.checks import at_most, non_negative, positive, require
 from simfl.core.config.mac import MAX_SLOT_S, MAX_WINDOW, MIN_SLOT_S, Mac
 
 #: largest MPDU payload (bytes): the 802.11ac MPDU limit
 MAX_MPDU_BYTES = 11454
+#: slowest PHY rate (bit/s)
+MIN_RATE_BPS = 1.0
+#: largest header or control frame (bits)
+MAX_FRAME_BITS = 1_000_000
 #: largest inter-frame space or propagation delay (seconds)
 MAX_GAP_S = 1.0
 
@@ -73,11 +78,14 @@ class CsmaCaMac(Mac):
         for name in ("sifs_s", "difs_s", "propagation_delay_s"):
             value = getattr(self, name)
             require(0 <= value <= MAX_GAP_S, name, value, f"seconds in [0, {MAX_GAP_S:g}]")
-        positive(self, "cw_min", "retry_limit", "mpdu_payload_bytes", "phy_rate_bps")
-        finite(self, "phy_rate_bps")
+        positive(self, "cw_min", "retry_limit", "mpdu_payload_bytes")
+        if self.phy_rate_bps is not None:
+            require(MIN_RATE_BPS <= self.phy_rate_bps < math.inf, "phy_rate_bps",
+                    self.phy_rate_bps, f"null or a finite bit rate >= {MIN_RATE_BPS:g} bit/s")
         require(self.cw_min <= self.cw_max <= MAX_WINDOW, "cw_max", self.cw_max,
                 f"an integer in [cw_min = {self.cw_min}, {MAX_WINDOW}]")
         require(self.mpdu_payload_bytes <= MAX_MPDU_BYTES, "mpdu_payload_bytes",
                 self.mpdu_payload_bytes, f"an integer in [1, {MAX_MPDU_BYTES}] bytes")
-        non_negative(self, "mac_header_bits", "phy_header_bits", "ack_bits", "rts_bits",
-                     "cts_bits")
+        frames = ("mac_header_bits", "phy_header_bits", "ack_bits", "rts_bits", "cts_bits")
+        non_negative(self, *frames)
+        at_most(self, MAX_FRAME_BITS, *frames, why="bits of a header or control frame")

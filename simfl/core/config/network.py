@@ -2,7 +2,8 @@
 
 :class:`Network` holds the two links and the MAC. The kinds it is built from have their
 own modules, :mod:`~simfl.core.config.rate`, :mod:`~simfl.core.config.channel` and
-:mod:`~simfl.core.config.mac` (with :mod:`~simfl.core.config.csma`), and are importable from here too.
+:mod:`~simfl.core.config.mac` (with :mod:`~simfl.core.config.csma`), and are importable
+from here too.
 """
 
 from __future__ import annotations

@@ -213,12 +213,13 @@ def aloha_sim(battery, n_clients=2, deadline_s=1.0):
 
 
 def test_every_contention_transmission_costs_energy():
-    # 10 collided slots of 0.1 s at 2 W, plus 1 s of waiting at 0.5 W: 2.5 J per client
+    # 10 collided slots of 0.1 s at 2 W: 2 J per client. Each second of contention is
+    # spent transmitting, so none of it is also charged the idle power (0.5 W).
     energy = Energy(idle_w=0.5, compute_w=0.0, tx_w=2.0, rx_w=0.0)
     sim = aloha_sim(InfiniteEnergy(2, energy))
     outcome = sim.run_round(0, everyone)
     assert reasons(outcome) == {0: "collided", 1: "collided"}
-    assert outcome.energy_j == pytest.approx(5.0, abs=1e-9)
+    assert outcome.energy_j == pytest.approx(4.0, abs=1e-9)
 
 
 def test_contention_can_empty_the_battery():
@@ -340,7 +341,8 @@ def test_power_model_prices_each_state():
     assert per_bit.state_w("tx", 8000, 2.0) == pytest.approx((0.4, None))
     assert per_bit.state_w("rx", 8000, 0.0) == (0.0, pytest.approx(0.08))  # a lump
     assert per_bit.contention_w() == pytest.approx(0.1)
-    assert fixed.spread_w(2.0, 1.0, 3.0) == pytest.approx((2.0 + 0.5 * 2.0) / 3.0)
+    # a contention slot draws 2 W instead of the 0.5 W of waiting: 1.5 W on top of idle
+    assert fixed.contention_extra_w() == pytest.approx(1.5)
 
 
 def test_charging_window_wraps_midnight_and_no_charging_never_plugs():

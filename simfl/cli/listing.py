@@ -38,7 +38,7 @@ def summary_line(script: Path) -> str:
 def scenario_scripts() -> list[tuple[str, Path]]:
     """The scenarios a name finds, as ``simfl run NAME`` looks for them: ./scenarios
     first, then simfl's own; a name found twice is the first."""
-    from simfl.core.config.scenario import scenario_search_dirs
+    from simfl.core.config.scripts import scenario_search_dirs
 
     found: dict[str, Path] = {}
     for folder in scenario_search_dirs():
@@ -50,7 +50,7 @@ def scenario_scripts() -> list[tuple[str, Path]]:
 
 
 def _list_scenarios() -> None:
-    from simfl.core.config.scenario import bundled_scenarios_dir
+    from simfl.core.config.scripts import bundled_scenarios_dir
 
     print("scenarios:")
     scripts = scenario_scripts()

@@ -74,6 +74,7 @@ class EventKind(_Named):
     ARRIVED = "arrived"
     LATE = "late"
     MAC_SLOTS = "mac_slots"
+    BAND_REFUSED = "band_refused"
     BATTERY_DEAD = "battery_dead"
     ROUND_CLOSE = "round_close"
 

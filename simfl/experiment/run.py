@@ -17,12 +17,13 @@ from simfl.core.errors import ConfigError, SimflError
 from simfl.core.records import RoundOutcome
 from simfl.experiment import checkpoint
 from simfl.experiment.build import (BuildContext, build_client_sampler, build_context,
-                                    build_online, build_probe, build_simulation,
-                                    build_trainer, check_local_rule)
+                                    build_online, build_probe, build_simulation, build_trainer,
+                                    check_local_rule, write_mobility)
 from simfl.experiment.checkpoint import CheckpointError
 from simfl.experiment.checkpoint_check import check_state, check_top
 from simfl.experiment.journal import JournaledTrainer
 from simfl.experiment.loop import ProgressFn, RoundLoop
+from simfl.experiment.threads import torch_threads
 from simfl.metrics.recorder import TABLES, RunRecorder
 from simfl.metrics.run_lock import RunLock
 from simfl.metrics.rundir import EVAL_COLUMNS, check_tables, fresh_run_dir
@@ -53,25 +54,32 @@ def default_out_dir(scenario: Scenario) -> Path:
 
 
 def run_scenario(scenario: Scenario, out_dir: Path | None = None,
-                 progress: ProgressFn | None = None) -> RunResult:
-    """Simulate ``scenario`` and write its run directory (a fresh one by default)."""
-    if not scenario.server.mode.synchronous:  # async or buffered: no rounds
-        from simfl.experiment.async_loop import run_continuous
+                 progress: ProgressFn | None = None, *, threads: int | None = None) -> RunResult:
+    """Simulate ``scenario`` and write its run directory (a fresh one by default).
 
-        return run_continuous(scenario, out_dir, progress)
+    ``threads`` forces torch's thread count (a campaign's runs use one), in place of
+    ``run.threads`` and the choice by model size (:mod:`simfl.experiment.threads`).
+    """
     preflight(scenario)  # every check that needs no training, before anything is allocated
-    started_s = time.perf_counter()
-    run = _Run(scenario, started_s, out_dir)
-    lock = RunLock(run.out_dir).acquire() if run.every is not None else None
-    try:
-        return run.go(progress)
-    finally:
-        if lock is not None:
-            lock.release()
+    with torch_threads(scenario, threads) as chosen:
+        if not scenario.server.mode.synchronous:  # async or buffered: no rounds
+            from simfl.experiment.async_loop import run_continuous
+
+            return run_continuous(scenario, out_dir, progress, chosen)
+        started_s = time.perf_counter()
+        run = _Run(scenario, started_s, out_dir)
+        lock = RunLock(run.out_dir).acquire() if run.every is not None else None
+        try:
+            return run.go(progress, chosen)
+        finally:
+            if lock is not None:
+                lock.release()
 
 
-def resume_run(run_dir: Path | str, progress: ProgressFn | None = None) -> RunResult:
-    """Continue the run in ``run_dir`` from its latest checkpoint.
+def resume_run(run_dir: Path | str, progress: ProgressFn | None = None, *,
+               threads: int | None = None) -> RunResult:
+    """Continue the run in ``run_dir`` from its latest checkpoint (``threads`` as in
+    :func:`run_scenario`).
 
     The completed rounds are replayed on the timing side (no training: the checkpoint's
     journal answers for the model), which rebuilds the clock, batteries, availability,
@@ -93,8 +101,9 @@ def resume_run(run_dir: Path | str, progress: ProgressFn | None = None) -> RunRe
                                   "run.checkpoint_every_rounds to write them)")
         scenario = saved_scenario(run_dir)
         preflight(scenario)
-        started_s = time.perf_counter()
-        return _Run(scenario, started_s, run_dir, resume_from=found).go(progress)
+        with torch_threads(scenario, threads) as chosen:
+            started_s = time.perf_counter()
+            return _Run(scenario, started_s, run_dir, resume_from=found).go(progress, chosen)
     finally:
         lock.release()
 
@@ -185,7 +194,7 @@ class _Run:
             raise CheckpointError("the checkpoint belongs to another scenario than the run "
                                   "folder's config.json")
 
-    def go(self, progress: ProgressFn | None) -> RunResult:
+    def go(self, progress: ProgressFn | None, threads: int | None) -> RunResult:
         replay = 0 if self.saved is None else int(self.saved["rounds_done"])
         try:
             self.loop.run(progress, self._round_end, replay)
@@ -197,7 +206,9 @@ class _Run:
                                   "does not replay the way it ran")
         sim, recorder = self.sim, self.recorder
         recorder.clients(client_table(sim.battery.table(), sim.radio_map))
-        extra = {**self.probe.counts, "warnings": self.probe.warnings + self.loop.warnings()}
+        write_mobility(self.out_dir, sim.mobility)
+        extra = {**self.probe.counts, "torch_threads": threads,
+                 "warnings": self.probe.warnings + self.loop.warnings()}
         if self.saved is not None:
             extra["resumed_after_round"] = replay
         summary = recorder.finish(sim.now_s, sim.n_events,

@@ -22,8 +22,11 @@ class Energy(Node):
     ``tx`` (each uplink attempt) and ``rx`` (each downlink attempt). A transfer costs
     its airtime times ``tx_w``/``rx_w``, or its bits times ``tx_j_per_bit``/
     ``rx_j_per_bit`` (set one of each pair); every attempt is charged, retries
-    included. Time an attempt spends waiting for its medium (TDMA slots of other
-    clients, a busy ALOHA data channel) is charged at ``idle_w``. Defaults are
+    included. An energy per bit is that of a bit sent at the link's full rate: the
+    radio draws J/bit x that rate whenever it is on, as it would draw ``tx_w``. Time an
+    attempt spends waiting for its medium (TDMA slots of other clients, a busy ALOHA
+    data channel) is charged at ``idle_w``; a contention slot in which the device
+    transmits is charged at the transmit power instead of ``idle_w``. Defaults are
     board-level figures of a Raspberry Pi training a small
     model (about 5 W computing, 4 W transmitting; docs/network-models.md section 3.2, from
     ns3-fl's fitted models) and no idle drain. A round's ``energy_j`` (rounds.csv) is

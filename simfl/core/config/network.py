@@ -18,7 +18,7 @@ from simfl.core.config.channel import (Channel, ContinuousGilbertElliottChannel,
 from simfl.core.config.checks import finite, positive, require
 from simfl.core.config.csma import CsmaCaMac
 from simfl.core.config.mac import (MAX_SLOT_S, MAX_WINDOW, MIN_ACCESS_PROB, MIN_SLOT_S, IdealMac,
-                                   Mac, RelayMac, SlottedAlohaMac, TdmaMac)
+                                   Mac, OfdmaMac, RelayMac, SlottedAlohaMac, TdmaMac)
 from simfl.core.config.node import Node
 from simfl.core.config.radio import Cells, Radio
 from simfl.core.config.rate import FixedRate, Rate, ShannonRate
@@ -27,7 +27,7 @@ __all__ = [
     "Rate", "FixedRate", "ShannonRate",
     "Distance", "Channel", "IdealChannel", "ErasureChannel", "GilbertElliottChannel",
     "ContinuousGilbertElliottChannel", "RayleighChannel",
-    "Mac", "IdealMac", "TdmaMac", "SlottedAlohaMac", "RelayMac", "CsmaCaMac",
+    "Mac", "IdealMac", "TdmaMac", "SlottedAlohaMac", "RelayMac", "OfdmaMac", "CsmaCaMac",
     "MIN_SLOT_S", "MAX_SLOT_S", "MIN_ACCESS_PROB", "MAX_WINDOW",
     "Network",
 ]

@@ -81,6 +81,8 @@ class Scenario(Node):
         require(has_radio or self.population.mobility.kind == "static",
                 "population.mobility.kind", self.population.mobility.kind,
                 "static unless network.radio and population.placement are set")
+        require(has_radio or not self.run.mobility_csv, "run.mobility_csv",
+                self.run.mobility_csv, "false unless network.radio is set (positions)")
         mode = self.server.mode.kind
         if mode != "sync":  # async, buffered: no rounds
             require(self.network.mac.kind in ("ideal", "slotted_aloha"), "network.mac.kind",

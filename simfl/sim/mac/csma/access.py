@@ -7,8 +7,8 @@ carries the upload itself (``carries_upload``): the device sends nothing more. T
 medium's busy periods are clock events (one at each start and one at each end), never
 one per idle slot or per station.
 
-Energy, when :meth:`CsmaCa.attach` gave a meter: at the start of a busy period the
-transmitters switch to ``tx`` and the other contenders to ``rx`` (they overhear); a
+Energy, when :meth:`CsmaCa.bind_upload` gave a meter: at the start of a busy period
+the transmitters switch to ``tx`` and the other contenders to ``rx`` (they overhear); a
 transmitter switches to ``rx`` when it has sent its frames (it waits for CTS and ACK);
 at the end every contender goes back to ``idle`` (DIFS and idle slots). A transmitter's
 RTS/CTS exchange is charged as its sending time (RTS and DATA) then its receiving time,
@@ -63,7 +63,7 @@ class CsmaCa(IdealAccess):
         self.timing = DcfTiming.of(self.cfg, rate_bps)
         self.dcf = Dcf(self.cfg, self.timing, self.rngs.stream("mac/csma/round/-1"))
 
-    def attach(self, energy: EnergyMeter, uplink: Link, update_bytes: int) -> None:
+    def bind_upload(self, energy: EnergyMeter, uplink: Link, update_bytes: int) -> None:
         """Bind the devices' energy meter, the uplink (its fixed rate when ``phy_rate_bps``
         is null) and the size of an update."""
         self.update_bytes, self.switch = update_bytes, energy.switch

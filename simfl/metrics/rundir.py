@@ -21,6 +21,8 @@ ROUND_COLUMNS = ("round", "t_open_s", "t_close_s", "n_available", "n_selected", 
 EVAL_COLUMNS = ("t_s", "round", "accuracy", "loss")
 EVENT_COLUMNS = ("t_s", "kind", "round", "client", "detail")
 MAC_COLUMNS = ("round", "contenders", "slots", "successes")
+#: the further columns of mac.csv when the MAC counts carrier-sense slots (``csma_ca``)
+CSMA_COLUMNS = ("idle_slots", "collision_slots", "channel_s", "throughput")
 UPDATE_COLUMNS = ("t_s", "client", "base_version", "applied_version", "staleness", "weight",
                   "job")
 

@@ -133,6 +133,7 @@ class Simulation:
     @mac.setter
     def mac(self, mac: IdealAccess) -> None:
         """Replace the MAC (before the first round; it must run on :attr:`env`)."""
+        mac.bind_upload(self.energy, self.links.uplink, self.model_bytes)
         self.devices.mac = mac
 
     @property

@@ -3,7 +3,7 @@
 from simfl.core.config.network import (Channel, ContinuousGilbertElliottChannel, Distance,
                                        ErasureChannel, FixedRate, GilbertElliottChannel, IdealChannel, IdealMac, Mac, Network,
                                        Rate, RayleighChannel, RelayMac, OfdmaMac, ShannonRate,
-                                       SlottedAlohaMac, TdmaMac)
+                                       SlottedAlohaMac, TdmaMac, CsmaCaMac)
 from simfl.core.config.node import Choice, Node
 from simfl.core.config.availability import (Always, Availability, Bernoulli, Diurnal, Ideal,
                                             LessDataFirst, LogNormal, Markov, MifaAdversarial,
@@ -49,7 +49,7 @@ __all__ = [
     "Battery", "Charging", "Energy",
     "Average", "Continuous", "Previous", "SessionInit", "Sessions", "Similarity",
     "FedGS", "LongestAbsent", "Md", "PowerOfChoice", "WaitGroup",
-    "RelayMac", "SlottedAlohaMac", "TdmaMac", "OfdmaMac",
+    "RelayMac", "SlottedAlohaMac", "TdmaMac", "OfdmaMac", "CsmaCaMac",
     "CVaR", "FedProx", "Quadratic",
     "Mnist5k",
     "Cifar10", "Cifar100", "Idx", "Leaf", "Npz",

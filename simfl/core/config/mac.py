@@ -2,7 +2,8 @@
 
 The kinds: no contention (``ideal``), time division (``tdma``), slotted ALOHA with
 optional backoff (``slotted_aloha``), a relay that forwards some uploads (``relay``) and
-a band shared by the active uploads (``ofdma``).
+a band shared by the active uploads (``ofdma``); IEEE 802.11 DCF (``csma_ca``) is in
+:mod:`simfl.core.config.csma`.
 """
 
 from __future__ import annotations

@@ -87,7 +87,7 @@ class Scenario(Node):
         if mode != "sync":  # async, buffered: no rounds
             require(self.network.mac.kind in ("ideal", "slotted_aloha"), "network.mac.kind",
                     self.network.mac.kind, f"ideal or slotted_aloha with server.mode = {mode!r} "
-                    "(tdma and relay schedule their uplinks round by round)")
+                    "(tdma, relay and csma_ca schedule their uplinks round by round)")
             require(self.population.sessions is None, "population.sessions",
                     "a sessions table", f"none with server.mode = {mode!r} (a session "
                     "restarts the model in rounds)")

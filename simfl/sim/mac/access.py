@@ -13,7 +13,7 @@ a round. Every kind states its model in its config's docstring
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import simpy
@@ -24,6 +24,10 @@ from simfl.core.records import MacSlots
 from simfl.core.rng import RngTree
 from simfl.sim.links.channel import Bursts
 from simfl.sim.radio.capture import Air
+
+if TYPE_CHECKING:
+    from simfl.sim.energy.source import EnergyMeter
+    from simfl.sim.links.channel import Link
 
 #: tolerance (in slots) when mapping a time onto a slot grid
 GRID_EPS = 1e-9
@@ -67,6 +71,14 @@ class IdealAccess:
 
     def attach(self, air: Air) -> None:
         """Read the shared radio (positions, gains, SINR threshold); nothing here."""
+
+    #: whether an access granted by :meth:`request` is the upload itself (the MAC sent
+    #: the update's frames: the device has nothing more to send)
+    carries_upload = False
+
+    def bind_upload(self, energy: EnergyMeter, uplink: Link, update_bytes: int) -> None:
+        """Bind what a MAC that carries the upload needs: the devices' energy meter, the
+        uplink and the size of an update (the other kinds need none of them)."""
 
     def open_round(self, round: int, started: np.ndarray) -> None:
         """The round opens now; ``started`` (sorted ids) are the clients that take part."""

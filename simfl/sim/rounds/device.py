@@ -73,6 +73,7 @@ class Devices:
         self.retries = 0  # retransmissions so far (every round and exchange)
         #: with a broadcast downlink, this round's download time (else None: unicast)
         self.broadcast_s: float | None = None
+        mac.bind_upload(energy, links.uplink, model_bytes)
 
     def transfer(self, direction: str, client: int, round: int, n_bytes: int, *,
                  stream: str, share: Share | None = None, serve: Serve | None = None,
@@ -125,9 +126,9 @@ def device_round(devices: Devices, client: int,
             energy.switch(client, "idle")
         if access is not None and not (yield access):
             return _missing(devices, client, round, MissingReason.COLLIDED, "mac retry limit")
-        if not (yield from devices.transfer("uplink", client, round, devices.model_bytes,
-                                            stream="round", share=mac.share, serve=mac.serve,
-                                            charge=True)):
+        if not mac.carries_upload and not (yield from devices.transfer(
+                "uplink", client, round, devices.model_bytes, stream="round", share=mac.share,
+                serve=mac.serve, charge=True)):
             return _missing(devices, client, round, MissingReason.ERASED, "uplink")
         if not mac.forwards(client):
             return _missing(devices, client, round, MissingReason.COLLIDED, "relay")

@@ -19,9 +19,9 @@ lost. Compare single runs with
 The study (``main()``) sweeps R x B x scheduler x K over three seeds as one campaign
 (``simfl sweep``; a second call runs only what is missing), then draws OUT/cell_edge.png:
 the mean round length and the time to 80 % accuracy against R, one line per band and
-scheduler, one column per K, each the mean over seeds with a 95 % t-band (or each seed's
-value when fewer than three seeds finished; a run that never reached the target is left
-out of that mean and counted in the printed table)::
+scheduler, one column per K, each the mean over seeds with a 95 % t-band (where fewer than
+three seeds have a value, no band but each seed's value as a cross; a run that never
+reached the target is left out of that mean and counted in the printed table)::
 
     python scenarios/cell_edge.py --out runs/cell_edge            # 72 runs, a few minutes
     python scenarios/cell_edge.py --out runs/cell_edge_quick --quick
@@ -49,6 +49,8 @@ QUICK_GRID = {
 }
 SEEDS = "1-3"
 TARGET = 0.8
+#: fewer seeds than this at a point: no band, each seed's value as a cross
+MIN_BAND_SEEDS = 3
 
 
 def scenario() -> simfl.Scenario:
@@ -102,24 +104,29 @@ def draw(rows: list[dict], out_png: Path) -> None:
         for row, (label, value) in enumerate(metrics):
             ax = axes[row][col]
             for (b, s), style in zip(lines, styles * 4):
-                xs, means, halves = [], [], []
+                xs, means, halves, few = [], [], [], []
                 for r_value in sorted({r[radius] for r in rows}):
                     got = [value(r) for r in rows if (r[radius], r[band], r[sched], r[k])
                            == (r_value, b, s, k_value) and value(r) is not None]
                     if got:
                         mean, half = _mean_band(got)
-                        xs.append(r_value), means.append(mean), halves.append(half)
+                        xs.append(r_value), means.append(mean)
+                        halves.append(half if len(got) >= MIN_BAND_SEEDS else math.nan)
+                        if len(got) < MIN_BAND_SEEDS:
+                            few += [(r_value, v) for v in got]
                 line, = ax.plot(xs, means, style, label=f"{b / 1e6:g} MHz, {s}")
                 ax.fill_between(xs, [m - h for m, h in zip(means, halves)],
                                 [m + h for m, h in zip(means, halves)],
                                 color=line.get_color(), alpha=0.15, linewidth=0)
+                if few:  # too few seeds for a band: each seed's value
+                    ax.plot(*zip(*few), "x", color=line.get_color(), markersize=5)
             ax.set_ylabel(label)
             ax.set_title(f"{k_value} clients per round" if row == 0 else "")
             ax.grid(alpha=0.3)
         axes[-1][col].set_xlabel("cell radius (m)")
     axes[0][0].legend(title="band, scheduler", fontsize=8)
-    fig.suptitle("Cell edge: upload of 250 kB over a shared band, 10 s deadline "
-                 "(mean over seeds, 95 % band)")
+    fig.suptitle("Cell edge: upload of 250 kB over a shared band, 10 s deadline\n(mean over "
+                 "seeds with a 95 % band; crosses: each seed where fewer than 3 have a value)")
     fig.tight_layout()
     fig.savefig(out_png, dpi=110)
     plt.close(fig)

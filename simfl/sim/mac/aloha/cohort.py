@@ -17,13 +17,12 @@ numbers agree in distribution, not draw for draw.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from simfl.core.config.network import SlottedAlohaMac
-from simfl.sim.mac.access import GRID_EPS
+from simfl.sim.mac.access import first_slots, last_slot_by
 
 #: slot of a contender that was not decided
 UNDECIDED = -1
@@ -54,8 +53,8 @@ def contend(cfg: SlottedAlohaMac, p: np.ndarray, ready_s: np.ndarray, close_s: f
     new collision. Each draw belongs to one attempt of one client and is made once.
     """
     slot_s, channels = cfg.slot_s, cfg.channels
-    start = np.ceil(ready_s / slot_s - GRID_EPS).astype(np.int64)
-    last = math.floor(close_s / slot_s + GRID_EPS) - 1  # the last slot that ends in time
+    start = first_slots(ready_s, slot_s)
+    last = last_slot_by(close_s, slot_s)  # the last slot that ends in time
     too_late = (last + 1) * channels  # keys from here on: slots that end after the close
 
     def transmit(who: np.ndarray, after: np.ndarray, attempt: np.ndarray) -> np.ndarray:

@@ -112,23 +112,34 @@ def test_never_transmitting_clients_stay_undecided():
     assert race.granted.tolist() == [False, True] and race.n_tx.tolist() == [0, 1]
 
 
-@pytest.mark.parametrize("mac", [
-    dict(access_prob=0.05, slot_s=0.02, channels=2, max_attempts=4),
-    dict(backoff="binary_exponential", cw_min=4, slot_s=0.02),
-])
-def test_per_event_and_vectorised_agree_in_distribution(mac):
-    """40 clients, ready over half a second, a deadline that cuts some off: mean arrivals,
-    collided, transmissions and round length of the two models within 4 standard errors
-    of their difference, over 150 rounds each."""
+HETEROGENEOUS = tuple(float(p) for p in np.linspace(0.01, 0.3, 40))
+
+
+@pytest.mark.parametrize("mac, deadline_s", [
+    (dict(access_prob=0.05, slot_s=0.02, channels=2, max_attempts=4), 1.5),
+    (dict(backoff="binary_exponential", cw_min=4, slot_s=0.02), 1.5),
+    # backoff on several channels with a retry limit
+    (dict(backoff="binary_exponential", cw_min=2, cw_max=16, slot_s=0.02, channels=3,
+          max_attempts=3), 1.5),
+    # saturated, one channel, a binding deadline: most of the cohort is still contending
+    (dict(access_prob=0.3, slot_s=0.05), 1.2),
+    # a probability per client, four channels, a deadline that cuts the slowest off
+    (dict(access_prob=HETEROGENEOUS, slot_s=0.01, channels=4), 0.6),
+], ids=["channels_retry_limit", "backoff", "backoff_channels_retry_limit", "saturated_deadline",
+        "per_client_p"])
+def test_per_event_and_vectorised_agree_in_distribution(mac, deadline_s):
+    """40 clients, ready over half a second: mean arrivals, collided, late, transmissions
+    and round length of the two models within 4 standard errors of their difference,
+    over 150 rounds each."""
     def sample(contention):
         sim = with_mac(make_sim(n_clients=40, compute_s=(0.0, 0.1, 0.25, 0.5), upload_s=0.01,
-                                deadline_s=1.5, seed=11),
+                                deadline_s=deadline_s, seed=11),
                        SlottedAlohaMac(contention=contention, **mac))
         rows = []
         for r in range(150):
             before = sim.mac.tx_slots.sum()
             o = sim.run_round(r, everyone)
-            rows.append((len(o.received), o.n_missing("collided"),
+            rows.append((len(o.received), o.n_missing("collided"), o.n_missing("late"),
                          sim.mac.tx_slots.sum() - before, o.t_close_s - o.t_open_s))
         return np.array(rows, dtype=float)
 

@@ -22,8 +22,9 @@ from simfl.sim.rounds import fast as fast_round
 from simfl.sim.mac.access import per_client
 
 TABLES = ("rounds.csv", "clients.csv", "events.csv", "mac.csv")
+#: per-event contention: the fast loop and the clock must make the same draws
 ALOHA = ("network.mac.kind=slotted_aloha", "network.mac.access_prob=0.05",
-         "network.mac.slot_s=0.02")
+         "network.mac.slot_s=0.02", "network.mac.contention=per_event")
 
 
 def small_scenario(*overrides: str) -> simfl.Scenario:
@@ -71,7 +72,7 @@ def forms(monkeypatch: pytest.MonkeyPatch, scenario: simfl.Scenario) -> list[dic
              "population.energy.idle_w=0.1"),
     # slot ends and upload ends fall on the same instants (1 s uploads, 0.125 s slots)
     ("network.mac.kind=slotted_aloha", "network.mac.slot_s=0.125", "network.mac.access_prob=0.25",
-     "population.compute.sigma=0.0", "network.uplink.rate.rate_bps=100000",
+     "network.mac.contention=per_event", "population.compute.sigma=0.0", "network.uplink.rate.rate_bps=100000",
      "network.model_bytes=12500"),
     ("server.deadline_s=0.01",),  # downloads cut by the deadline
 ], ids=["ideal", "aloha", "aloha_backoff", "aloha_dense", "aloha_short_per_bit", "aloha_ties",

@@ -135,7 +135,7 @@ def main(description: str) -> None:
                   + (f", access_prob {args.scale_access_prob or 1 / args.scale_contending:g} "
                      f"on {args.scale_channels} channel(s)" if "aloha" in r["mac"] else ""))
             tx = r.get("transmissions")
-            print(f"  wall {r['wall_s']:.1f} s, {r['events']:,} events, "
+            print(f"  wall {r['wall_s']:.1f} s (CPU {r['cpu_s']:.1f} s), {r['events']:,} events, "
                   f"{r['events'] / r['wall_s']:,.0f} events/s, peak {r['peak_b'] / 2**30:.2f} GB"
                   + ("" if tx is None else
                      f", {tx:,} transmissions, {tx / r['wall_s']:,.0f} transmissions/s") + "\n")

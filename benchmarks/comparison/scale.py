@@ -52,15 +52,15 @@ def arm_scale(n_clients: int, contending: int, rounds: int, mac: str,
         return macs[-1]
 
     build.build_mac = build_and_keep
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     try:
         with tempfile.TemporaryDirectory() as tmp:
             summary = run_scenario(scenario, Path(tmp) / "run").summary
     finally:
         build.build_mac = plain_build
-    wall_s = time.perf_counter() - start
+    wall_s, cpu_s = time.perf_counter() - start, time.process_time() - cpu_start
     tx = getattr(macs[-1], "tx_slots", None) if macs else None
-    return {"wall_s": wall_s, "events": summary["events"], "mac": scenario.network.mac.kind,
+    return {"wall_s": wall_s, "cpu_s": cpu_s, "events": summary["events"], "mac": scenario.network.mac.kind,
             "transmissions": None if tx is None else int(tx.sum()),
             "rounds": summary["rounds"], "trained_updates": summary["trained_updates"],
             "aggregated_updates": summary["aggregated_updates"]}

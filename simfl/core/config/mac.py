@@ -121,7 +121,7 @@ class SlottedAlohaMac(Mac):
     cw_max: int = 1024
     max_attempts: int | None = None
     data_phase: Literal["parallel", "serialised"] = "parallel"
-    contention: Literal["per_event", "vectorised"] = "per_event"
+    contention: Literal["per_event", "vectorised"] = "vectorised"
 
     def validate(self) -> None:
         _per_client(self, "access_prob")

@@ -108,21 +108,26 @@ def contend(cfg: SlottedAlohaMac, p: np.ndarray, ready_s: np.ndarray, close_s: f
 def _slot_stats(start: np.ndarray, decided: np.ndarray, last: int,
                 won_slots: np.ndarray) -> dict[int, list[int]]:
     """Number of contenders n -> [slots with n contenders, successes in them], over the
-    slots up to ``last`` (successes in ``won_slots``, one entry each): a contender counts from its first slot to the slot that
-    decided it (to the close if none did)."""
+    slots up to ``last`` (successes in ``won_slots``, one entry each): a contender counts
+    from its first slot to the slot that decided it (to the close if none did). The
+    count is constant between the slots where it changes, so the work grows with the
+    contenders, not with the slots."""
     joined = start[start <= last]
     if not joined.size:
         return {}
-    first = int(joined.min())
-    span = last - first + 1
-    change = np.zeros(span + 1, dtype=np.int64)
-    np.add.at(change, joined - first, 1)
-    done = decided[(decided != UNDECIDED)]
-    np.add.at(change, done - first + 1, -1)
-    contenders = np.cumsum(change[:span])
-    wins = np.bincount(won_slots - first, minlength=span)
-    busy = contenders > 0
-    levels, index = np.unique(contenders[busy], return_inverse=True)
-    slot_counts = np.bincount(index, minlength=levels.size)
-    win_counts = np.bincount(index, weights=wins[busy], minlength=levels.size)
+    done = decided[decided != UNDECIDED] + 1  # decided slots end by the close: <= last + 1
+    at = np.concatenate([joined, done])
+    order = np.argsort(at, kind="stable")
+    at = at[order]
+    level = np.cumsum(np.concatenate([np.ones(joined.size, np.int64),
+                                      np.full(done.size, -1, np.int64)])[order])
+    points, first = np.unique(at, return_index=True)
+    level = level[np.append(first[1:] - 1, at.size - 1)]  # contenders from points[i] on
+    lengths = np.append(points[1:], last + 1) - points  # the last segment ends at the close
+    seg_wins = np.bincount(np.searchsorted(points, won_slots, side="right") - 1,
+                           minlength=points.size)
+    busy = (level > 0) & (lengths > 0)
+    levels, index = np.unique(level[busy], return_inverse=True)
+    slot_counts = np.bincount(index, weights=lengths[busy], minlength=levels.size)
+    win_counts = np.bincount(index, weights=seg_wins[busy], minlength=levels.size)
     return {int(k): [int(s), int(w)] for k, s, w in zip(levels, slot_counts, win_counts)}

@@ -155,3 +155,16 @@ def test_a_bad_contention_is_refused():
 
     with pytest.raises(ConfigError, match="contention"):
         SlottedAlohaMac(contention="batched").validate()
+
+
+def test_the_cohort_model_is_the_default_and_per_event_is_kept_on_request(monkeypatch):
+    from simfl.sim.rounds import fast
+
+    ran = []
+    real = fast.run_cohort
+    monkeypatch.setattr(fast, "run_cohort", lambda *a: ran.append(1) or real(*a))
+    for cfg in (SlottedAlohaMac(access_prob=0.5, slot_s=0.1),
+                SlottedAlohaMac(access_prob=0.5, slot_s=0.1, contention="per_event")):
+        sim = with_mac(make_sim(n_clients=4, compute_s=(0.0, 0.3)), cfg)
+        assert len(sim.run_round(0, everyone).received) == 4
+    assert ran == [1]

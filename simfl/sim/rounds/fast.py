@@ -24,7 +24,7 @@ import simpy
 from simfl.core.records import Arrival, EventKind, Missing, MissingReason
 from simfl.sim.mac.access import IdealAccess
 from simfl.sim.mac.aloha.contention import SlottedAloha
-from simfl.sim.clock import call_at, delays_to  # noqa: F401  (delays_to: re-exported)
+from simfl.sim.clock import call_at
 from simfl.sim.links.channel import Link
 from simfl.sim.rounds.cohort import run_cohort
 from simfl.sim.rounds.device import Devices

@@ -50,7 +50,8 @@ def contend(cfg: SlottedAlohaMac, p: np.ndarray, ready_s: np.ndarray, close_s: f
     transmissions is a collision. Adding transmissions never turns a collision into a
     success, so the outcome is found in passes: find the collisions among the keys so
     far, draw the retries of the new ones (or give up), and stop when a pass finds no
-    new collision. Each draw belongs to one attempt of one client and is made once.
+    new collision. Each draw belongs to one attempt of one client and is made once. A
+    pass costs a sort of its own new transmissions and a merge into the keys so far.
     """
     slot_s, channels = cfg.slot_s, cfg.channels
     start = first_slots(ready_s, slot_s)
@@ -74,13 +75,25 @@ def contend(cfg: SlottedAlohaMac, p: np.ndarray, ready_s: np.ndarray, close_s: f
     who = np.arange(ready_s.size, dtype=np.int64)
     attempt = np.zeros(who.size, dtype=np.int64)
     keys = transmit(who, start, attempt)
-    handled = np.zeros(who.size, dtype=bool)  # collisions already followed up
+    lost = np.zeros(keys.size, dtype=bool)
+    handled = np.zeros(keys.size, dtype=bool)  # collisions already followed up
+    # the keys sent in time so far, sorted, and their transmissions; a pass sorts only
+    # its fresh transmissions and finds their keys among these by bisection
+    held, holder = np.empty(0, np.int64), np.empty(0, np.int64)
+    fresh = who
     while True:
-        sent = np.flatnonzero(keys < too_late)
-        order = sent[np.argsort(keys[sent], kind="stable")]
-        same = keys[order[1:]] == keys[order[:-1]]
-        lost = np.zeros(keys.size, dtype=bool)
-        lost[order[1:][same]] = lost[order[:-1][same]] = True
+        fresh = fresh[keys[fresh] < too_late]
+        fresh = fresh[np.argsort(keys[fresh], kind="stable")]
+        fresh_keys = keys[fresh]
+        below = np.searchsorted(held, fresh_keys, side="left")
+        upto = np.searchsorted(held, fresh_keys, side="right")
+        taken = upto > below  # an earlier transmission holds the key: all of them lose
+        lost[holder[below[taken]]] = True
+        same = fresh_keys[1:] == fresh_keys[:-1]
+        taken[1:] |= same
+        taken[:-1] |= same
+        lost[fresh[taken]] = True
+        held, holder = np.insert(held, upto, fresh_keys), np.insert(holder, upto, fresh)
         new = np.flatnonzero(lost & ~handled)
         if not new.size:
             break
@@ -88,10 +101,12 @@ def contend(cfg: SlottedAlohaMac, p: np.ndarray, ready_s: np.ndarray, close_s: f
         tries = attempt[new] + 1
         if cfg.max_attempts is not None:  # the others give up
             new, tries = new[tries < cfg.max_attempts], tries[tries < cfg.max_attempts]
+        fresh = np.arange(keys.size, keys.size + new.size)
         keys = np.concatenate([keys, transmit(who[new], keys[new] // channels, tries)])
         who = np.concatenate([who, who[new]])
         attempt = np.concatenate([attempt, tries])
         handled = np.concatenate([handled, np.zeros(new.size, dtype=bool)])
+        lost = np.concatenate([lost, np.zeros(new.size, dtype=bool)])
 
     # a client's last transmission decides: a success, or the collision it gave up on
     in_time = keys < too_late

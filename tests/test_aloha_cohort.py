@@ -112,23 +112,34 @@ def test_never_transmitting_clients_stay_undecided():
     assert race.granted.tolist() == [False, True] and race.n_tx.tolist() == [0, 1]
 
 
-@pytest.mark.parametrize("mac", [
-    dict(access_prob=0.05, slot_s=0.02, channels=2, max_attempts=4),
-    dict(backoff="binary_exponential", cw_min=4, slot_s=0.02),
-])
-def test_per_event_and_vectorised_agree_in_distribution(mac):
-    """40 clients, ready over half a second, a deadline that cuts some off: mean arrivals,
-    collided, transmissions and round length of the two models within 4 standard errors
-    of their difference, over 150 rounds each."""
+HETEROGENEOUS = tuple(float(p) for p in np.linspace(0.01, 0.3, 40))
+
+
+@pytest.mark.parametrize("mac, deadline_s", [
+    (dict(access_prob=0.05, slot_s=0.02, channels=2, max_attempts=4), 1.5),
+    (dict(backoff="binary_exponential", cw_min=4, slot_s=0.02), 1.5),
+    # backoff on several channels with a retry limit
+    (dict(backoff="binary_exponential", cw_min=2, cw_max=16, slot_s=0.02, channels=3,
+          max_attempts=3), 1.5),
+    # saturated, one channel, a binding deadline: most of the cohort is still contending
+    (dict(access_prob=0.3, slot_s=0.05), 1.2),
+    # a probability per client, four channels, a deadline that cuts the slowest off
+    (dict(access_prob=HETEROGENEOUS, slot_s=0.01, channels=4), 0.6),
+], ids=["channels_retry_limit", "backoff", "backoff_channels_retry_limit", "saturated_deadline",
+        "per_client_p"])
+def test_per_event_and_vectorised_agree_in_distribution(mac, deadline_s):
+    """40 clients, ready over half a second: mean arrivals, collided, late, transmissions
+    and round length of the two models within 4 standard errors of their difference,
+    over 150 rounds each."""
     def sample(contention):
         sim = with_mac(make_sim(n_clients=40, compute_s=(0.0, 0.1, 0.25, 0.5), upload_s=0.01,
-                                deadline_s=1.5, seed=11),
+                                deadline_s=deadline_s, seed=11),
                        SlottedAlohaMac(contention=contention, **mac))
         rows = []
         for r in range(150):
             before = sim.mac.tx_slots.sum()
             o = sim.run_round(r, everyone)
-            rows.append((len(o.received), o.n_missing("collided"),
+            rows.append((len(o.received), o.n_missing("collided"), o.n_missing("late"),
                          sim.mac.tx_slots.sum() - before, o.t_close_s - o.t_open_s))
         return np.array(rows, dtype=float)
 
@@ -144,3 +155,37 @@ def test_a_bad_contention_is_refused():
 
     with pytest.raises(ConfigError, match="contention"):
         SlottedAlohaMac(contention="batched").validate()
+
+
+def test_the_cohort_model_is_the_default_and_per_event_is_kept_on_request(monkeypatch):
+    from simfl.sim.rounds import fast
+
+    ran = []
+    real = fast.run_cohort
+    monkeypatch.setattr(fast, "run_cohort", lambda *a: ran.append(1) or real(*a))
+    for cfg in (SlottedAlohaMac(access_prob=0.5, slot_s=0.1),
+                SlottedAlohaMac(access_prob=0.5, slot_s=0.1, contention="per_event")):
+        sim = with_mac(make_sim(n_clients=4, compute_s=(0.0, 0.3)), cfg)
+        assert len(sim.run_round(0, everyone).received) == 4
+    assert ran == [1]
+
+
+@pytest.mark.parametrize("n, p", [(50, 0.01), (400, 0.005)])
+def test_the_first_busy_slot_and_its_transmitters_follow_the_skip_ahead_law(n, p):
+    """n contenders from slot 0: the first busy slot is Geometric(q) - 1 slots away, q =
+    1 - (1 - p)^n, and Binomial(n, p) given >= 1 transmit in it (mean n p / q). With
+    one attempt each, the clients decided in the earliest decided slot are exactly
+    those transmitters; 3000 rounds, within 4 SE."""
+    cfg = vectorised(access_prob=p, slot_s=1.0, max_attempts=1)
+    rng = np.random.default_rng(5)
+    firsts, counts = [], []
+    for _ in range(3000):
+        decided = contend(cfg, np.full(n, p), np.zeros(n), 1e6, rng).decided_slot
+        first = decided[decided != UNDECIDED].min()
+        firsts.append(first)
+        counts.append(int((decided == first).sum()))
+    q = 1 - (1 - p) ** n
+    for got, mean, var in ((np.array(firsts), 1 / q - 1, (1 - q) / q ** 2),
+                           (np.array(counts), n * p / q, None)):
+        var = got.var(ddof=1) if var is None else var
+        assert abs(got.mean() - mean) < 4 * math.sqrt(var / got.size), (got.mean(), mean)

@@ -119,8 +119,9 @@ def test_binary_exponential_backoff_resolves_two_clients():
 
 
 @pytest.mark.parametrize("mac", [
-    SlottedAlohaMac(access_prob=0.3, slot_s=0.05, channels=3, max_attempts=6),
-    SlottedAlohaMac(backoff="binary_exponential", cw_min=4, slot_s=0.05),
+    SlottedAlohaMac(access_prob=0.3, slot_s=0.05, channels=3, max_attempts=6,
+                    contention="per_event"),
+    SlottedAlohaMac(backoff="binary_exponential", cw_min=4, slot_s=0.05, contention="per_event"),
 ])
 def test_aloha_dense_scan_and_sparse_heap_decide_the_same(monkeypatch, mac):
     def outcomes(dense_tx, scan_all_ratio=4):

@@ -19,11 +19,13 @@ from simfl.core.config import apply_overrides, parse_override
 from simfl.experiment import run_scenario
 from simfl.sim.rounds import clocked as clocked_round
 from simfl.sim.rounds import fast as fast_round
+from simfl.sim import clock
 from simfl.sim.mac.access import per_client
 
 TABLES = ("rounds.csv", "clients.csv", "events.csv", "mac.csv")
+#: per-event contention: the fast loop and the clock must make the same draws
 ALOHA = ("network.mac.kind=slotted_aloha", "network.mac.access_prob=0.05",
-         "network.mac.slot_s=0.02")
+         "network.mac.slot_s=0.02", "network.mac.contention=per_event")
 
 
 def small_scenario(*overrides: str) -> simfl.Scenario:
@@ -71,7 +73,7 @@ def forms(monkeypatch: pytest.MonkeyPatch, scenario: simfl.Scenario) -> list[dic
              "population.energy.idle_w=0.1"),
     # slot ends and upload ends fall on the same instants (1 s uploads, 0.125 s slots)
     ("network.mac.kind=slotted_aloha", "network.mac.slot_s=0.125", "network.mac.access_prob=0.25",
-     "population.compute.sigma=0.0", "network.uplink.rate.rate_bps=100000",
+     "network.mac.contention=per_event", "population.compute.sigma=0.0", "network.uplink.rate.rate_bps=100000",
      "network.model_bytes=12500"),
     ("server.deadline_s=0.01",),  # downloads cut by the deadline
 ], ids=["ideal", "aloha", "aloha_backoff", "aloha_dense", "aloha_short_per_bit", "aloha_ties",
@@ -198,9 +200,20 @@ def test_the_clock_reaches_a_fast_round_close_exactly():
         now = float(rng.uniform(0, 10.0 ** rng.integers(-3, 7)))
         pairs.append((now, float(np.nextafter(now + rng.uniform(0, 100.0), np.inf))))
     for now, t in pairs:
-        clock = now
-        for delay in fast_round.delays_to(now, t):
+        time_s = now
+        for delay in clock.delays_to(now, t):
             assert delay >= 0
-            clock = clock + delay
-        assert clock == t, (now, t)
-    assert len(fast_round.delays_to(1.4864059314631655, 3.926881291831965)) == 2
+            time_s = time_s + delay
+        assert time_s == t, (now, t)
+    assert len(clock.delays_to(1.4864059314631655, 3.926881291831965)) == 2
+
+
+def test_call_at_fires_at_exactly_the_time_asked():
+    import simpy
+
+    env = simpy.Environment()
+    fired = []
+    env.timeout(1.4864059314631655).callbacks.append(
+        lambda _: clock.call_at(env, 3.926881291831965, lambda _: fired.append(env.now)))
+    env.run()
+    assert fired == [3.926881291831965]

@@ -36,6 +36,11 @@ def main(description: str) -> None:
                         choices=("slotted_aloha", "slotted_aloha_vectorised", "ideal"),
                         help="uplink access of the scale workload (ideal if aloha is not "
                              "registered; _vectorised: the cohort contention model)")
+    parser.add_argument("--scale-access-prob", type=float, default=None,
+                        help="slotted ALOHA's access probability in the scale workload "
+                             "(default 1 / --scale-contending)")
+    parser.add_argument("--scale-channels", type=int, default=4,
+                        help="slotted ALOHA's access channels in the scale workload (default 4)")
     parser.add_argument("--scale-radio", action="store_true",
                         help="place the scale workload's clients in a 500 m disc around one "
                              "access point, with the shared radio (8 dB shadowing)")
@@ -115,7 +120,9 @@ def main(description: str) -> None:
     if "scale" in arms:
         r = run_arm({"arm": "scale", "n_clients": args.scale_clients, "threads": args.threads,
                      "contending": args.scale_contending, "rounds": scale_rounds,
-                     "mac": args.scale_mac, "radio": args.scale_radio}, args.scale_timeout_s)
+                     "mac": args.scale_mac, "radio": args.scale_radio,
+                     "access_prob": args.scale_access_prob, "channels": args.scale_channels},
+                    args.scale_timeout_s)
         report["scale"] = r
         if "error" in r:
             print(f"scale workload (MAC {args.scale_mac} if registered): {r['error']}\n")
@@ -124,9 +131,14 @@ def main(description: str) -> None:
                 problems.append("scale: trained_updates != aggregated_updates")
             print(f"scale workload: timing only, {args.scale_clients:,} registered clients, "
                   f"{args.scale_contending:,} invited per round, MAC {r['mac']}, {r['rounds']} rounds"
-                  + (", placed clients on the shared radio" if args.scale_radio else ""))
-            print(f"  wall {r['wall_s']:.1f} s, {r['events']:,} events, "
-                  f"{r['events'] / r['wall_s']:,.0f} events/s, peak {r['peak_b'] / 2**30:.2f} GB\n")
+                  + (", placed clients on the shared radio" if args.scale_radio else "")
+                  + (f", access_prob {args.scale_access_prob or 1 / args.scale_contending:g} "
+                     f"on {args.scale_channels} channel(s)" if "aloha" in r["mac"] else ""))
+            tx = r.get("transmissions")
+            print(f"  wall {r['wall_s']:.1f} s (CPU {r['cpu_s']:.1f} s), {r['events']:,} events, "
+                  f"{r['events'] / r['wall_s']:,.0f} events/s, peak {r['peak_b'] / 2**30:.2f} GB"
+                  + ("" if tx is None else
+                     f", {tx:,} transmissions, {tx / r['wall_s']:,.0f} transmissions/s") + "\n")
 
     if "gpu" in arms:
         users = 100 if args.quick else 1000

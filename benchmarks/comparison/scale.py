@@ -11,7 +11,11 @@ from pathlib import Path
 from .reference import SEED
 
 
-def scale_scenario(n_clients: int, contending: int, rounds: int, mac: str, radio: bool = False):
+def scale_scenario(n_clients: int, contending: int, rounds: int, mac: str, radio: bool = False,
+                   access_prob: float | None = None, channels: int = 4):
+    """The scale scenario; slotted ALOHA with ``access_prob`` (default 1 / contending) on
+    ``channels`` access channels (``access_prob * contending / channels``: the offered
+    load per channel and slot when everyone contends)."""
     import simfl
     from simfl.core.config import apply_overrides, parse_override
     from simfl.core.registry import registry
@@ -24,8 +28,8 @@ def scale_scenario(n_clients: int, contending: int, rounds: int, mac: str, radio
     if mac.startswith("slotted_aloha") and "slotted_aloha" in registry("macs"):
         contention = "vectorised" if mac.endswith("_vectorised") else "per_event"
         scenario = apply_overrides(scenario, [parse_override(s) for s in (
-            "network.mac.kind=slotted_aloha", f"network.mac.access_prob={1.0 / contending}",
-            "network.mac.slot_s=0.001", "network.mac.channels=4",
+            "network.mac.kind=slotted_aloha", f"network.mac.access_prob={access_prob or 1.0 / contending}",
+            "network.mac.slot_s=0.001", f"network.mac.channels={channels}",
             f"network.mac.contention={contention}")])
     if radio:
         scenario = apply_overrides(scenario, [parse_override(s) for s in (
@@ -35,14 +39,28 @@ def scale_scenario(n_clients: int, contending: int, rounds: int, mac: str, radio
 
 
 def arm_scale(n_clients: int, contending: int, rounds: int, mac: str,
-              radio: bool = False) -> dict:
+              radio: bool = False, access_prob: float | None = None, channels: int = 4) -> dict:
+    import simfl.experiment.build as build
     from simfl.experiment import run_scenario
 
-    scenario = scale_scenario(n_clients, contending, rounds, mac, radio)
-    start = time.perf_counter()
-    with tempfile.TemporaryDirectory() as tmp:
-        summary = run_scenario(scenario, Path(tmp) / "run").summary
-    wall_s = time.perf_counter() - start
-    return {"wall_s": wall_s, "events": summary["events"], "mac": scenario.network.mac.kind,
+    scenario = scale_scenario(n_clients, contending, rounds, mac, radio, access_prob, channels)
+    macs = []  # the run's MAC, to count its contention transmissions afterwards
+    plain_build = build.build_mac
+
+    def build_and_keep(*args, **kwargs):
+        macs.append(plain_build(*args, **kwargs))
+        return macs[-1]
+
+    build.build_mac = build_and_keep
+    start, cpu_start = time.perf_counter(), time.process_time()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            summary = run_scenario(scenario, Path(tmp) / "run").summary
+    finally:
+        build.build_mac = plain_build
+    wall_s, cpu_s = time.perf_counter() - start, time.process_time() - cpu_start
+    tx = getattr(macs[-1], "tx_slots", None) if macs else None
+    return {"wall_s": wall_s, "cpu_s": cpu_s, "events": summary["events"], "mac": scenario.network.mac.kind,
+            "transmissions": None if tx is None else int(tx.sum()),
             "rounds": summary["rounds"], "trained_updates": summary["trained_updates"],
             "aggregated_updates": summary["aggregated_updates"]}

@@ -31,7 +31,8 @@ def worker(argv: list[str]) -> None:
         out = arm_cnn(args["cohorts"], args["repeats"])
     elif arm == "scale":
         out = arm_scale(args["n_clients"], args["contending"], args["rounds"], args["mac"],
-                        args.get("radio", False))
+                        args.get("radio", False), args.get("access_prob"),
+                        args.get("channels", 4))
     else:
         out = arm_gpu(args["rounds"], args["device"], args["users"])
     out["self_max_rss_b"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

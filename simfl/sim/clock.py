@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from typing import Callable
 
 import numpy as np
 import simpy
@@ -67,3 +68,29 @@ def clock_delay_s(now_s: float, delay_s: float) -> float:
     if now_s + delay_s > now_s:
         return delay_s
     return float(np.nextafter(now_s, np.inf) - now_s)
+
+
+def delays_to(now_s: float, t_s: float) -> list[float]:
+    """Delays that take a float clock from ``now_s`` to exactly ``t_s`` >= ``now_s`` (the
+    clock adds each delay to its time): one where one does, else two. Not every float is
+    some ``now_s + d``, but every one is ``s + (t_s - s)`` for an ``s`` in [t_s / 2, t_s]
+    (the difference is then exact), and ``now_s + 0.75 (t_s - now_s)`` is such an ``s``."""
+    d = t_s - now_s
+    for candidate in (d, float(np.nextafter(d, np.inf)), float(np.nextafter(d, -np.inf))):
+        if now_s + candidate == t_s and candidate >= 0:
+            return [candidate]
+    first = 0.75 * d
+    step = now_s + first
+    if not (t_s / 2 <= step <= t_s and step + (t_s - step) == t_s):
+        raise ArithmeticError(f"no float delays take the clock from {now_s!r} to {t_s!r}")
+    return [first, t_s - step]
+
+
+def call_at(env: simpy.Environment, t_s: float, callback: Callable[[simpy.Event], None]) -> None:
+    """Call ``callback`` when ``env``'s clock is exactly ``t_s`` (now if ``t_s`` is past):
+    one timeout, or two where no single float delay lands on ``t_s``."""
+    delays = delays_to(env.now, t_s) if t_s > env.now else [0.0]
+    if len(delays) == 1:
+        env.timeout(delays[0]).callbacks.append(callback)
+        return
+    env.timeout(delays[0]).callbacks.append(lambda _: call_at(env, t_s, callback))

@@ -109,13 +109,16 @@ class SlottedAlohaMac(Mac):
     behind it keep their start times. Not modelled: capture effect, carrier sensing,
     interference between data transfers.
 
-    ``contention`` picks how the slots are simulated. ``"per_event"`` (default): slot by
-    busy slot, in the clock's order. ``"vectorised"``: in a round where every contender's
-    ready time is known when the round starts (ideal links, infinite energy, the
-    parallel data phase, nobody leaving mid-round, no over-selection, no late uploads
-    kept), the whole round's contention is resolved at once in numpy: the same rules
-    and distributions, drawn in another order, many times faster for large cohorts;
-    other rounds fall back to ``"per_event"``.
+    A slot k ends at (k + 1) slot_s and counts iff that is at or before the deadline,
+    compared exactly (an event at the deadline is on time).
+
+    ``contention`` picks how the slots are simulated. ``"vectorised"`` (default): in a
+    round where every contender's ready time is known when the round starts (ideal
+    links with one rate, infinite energy, the parallel data phase, nobody leaving
+    mid-round, no over-selection, no late uploads kept), the whole round's contention
+    is resolved at once in numpy, idle slots skipped; other rounds fall back to
+    ``"per_event"``: busy slot by busy slot, in the clock's order. The two follow the
+    same rules with the same distributions, drawn in another order.
     """
 
     kind = "slotted_aloha"
@@ -129,7 +132,7 @@ class SlottedAlohaMac(Mac):
     cw_max: int = 1024
     max_attempts: int | None = None
     data_phase: Literal["parallel", "serialised"] = "parallel"
-    contention: Literal["per_event", "vectorised"] = "per_event"
+    contention: Literal["per_event", "vectorised"] = "vectorised"
 
     def validate(self) -> None:
         _per_client(self, "access_prob")

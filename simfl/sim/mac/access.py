@@ -29,8 +29,39 @@ if TYPE_CHECKING:
     from simfl.sim.energy.source import EnergyMeter
     from simfl.sim.links.channel import Link
 
-#: tolerance (in slots) when mapping a time onto a slot grid
+#: tolerance (in slots) when mapping a ready time onto a slot grid
 GRID_EPS = 1e-9
+
+
+# ---- the slot grid from t = 0, shared by every model of a slotted MAC (the tie rule)
+
+def first_slot(t_s: float, slot_s: float) -> int:
+    """The first slot that begins at or after ``t_s`` (a begin within ``GRID_EPS`` slots
+    before ``t_s`` counts as at ``t_s``)."""
+    return math.ceil(t_s / slot_s - GRID_EPS)
+
+
+def first_slots(t_s: np.ndarray, slot_s: float) -> np.ndarray:
+    """:func:`first_slot` of each of ``t_s``."""
+    return np.ceil(t_s / slot_s - GRID_EPS).astype(np.int64)
+
+
+def slot_end_s(slot: int, slot_s: float) -> float:
+    """When ``slot`` ends: (slot + 1) slot_s, the one float every model uses (numpy
+    arrays of slots give the same floats element by element)."""
+    return (slot + 1) * slot_s
+
+
+def last_slot_by(t_s: float, slot_s: float) -> int:
+    """The last slot whose end (:func:`slot_end_s`) is at or before ``t_s``, compared
+    exactly (-1: none). This is the tie rule: a slot that ends at the deadline counts,
+    one that ends a float's width after it does not."""
+    slot = math.floor(t_s / slot_s) - 1
+    while slot_end_s(slot + 1, slot_s) <= t_s:
+        slot += 1
+    while slot >= 0 and slot_end_s(slot, slot_s) > t_s:
+        slot -= 1
+    return max(slot, -1)
 
 
 def per_client(value: float | tuple[float, ...], n_clients: int, field: str) -> np.ndarray:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import heapq
 import itertools
-import math
 
 import numpy as np
 import simpy
@@ -25,6 +24,7 @@ import simpy
 from simfl.core.records import Arrival, EventKind, Missing, MissingReason
 from simfl.sim.mac.access import IdealAccess
 from simfl.sim.mac.aloha.contention import SlottedAloha
+from simfl.sim.clock import call_at
 from simfl.sim.links.channel import Link
 from simfl.sim.rounds.cohort import run_cohort
 from simfl.sim.rounds.device import Devices
@@ -50,22 +50,6 @@ _IN_LOOP = _InLoop()
 
 def _end_of_slot(mac: SlottedAloha, slot: int, _event: simpy.Event) -> None:
     mac.end_of_slot(slot)
-
-
-def delays_to(now_s: float, t_s: float) -> list[float]:
-    """Delays that take a float clock from ``now_s`` to exactly ``t_s`` >= ``now_s`` (the
-    clock adds each delay to its time): one where one does, else two. Not every float is
-    some ``now_s + d``, but every one is ``s + (t_s - s)`` for an ``s`` in [t_s / 2, t_s]
-    (the difference is then exact), and ``now_s + 0.75 (t_s - now_s)`` is such an ``s``."""
-    d = t_s - now_s
-    for candidate in (d, float(np.nextafter(d, math.inf)), float(np.nextafter(d, -math.inf))):
-        if now_s + candidate == t_s and candidate >= 0:
-            return [candidate]
-    first = 0.75 * d
-    step = now_s + first
-    if not (t_s / 2 <= step <= t_s and step + (t_s - step) == t_s):
-        raise ArithmeticError(f"no float delays take the clock from {now_s!r} to {t_s!r}")
-    return [first, t_s - step]
 
 
 class FastRound:
@@ -100,16 +84,15 @@ class FastRound:
         assert isinstance(mac, SlottedAloha), "only slotted ALOHA schedules slot ends"
         while self._heap:
             t_s, _, _, slot = heapq.heappop(self._heap)
-            env.timeout(max(0.0, t_s - env.now)).callbacks.append(
-                functools.partial(_end_of_slot, mac, slot))
+            call_at(env, t_s, functools.partial(_end_of_slot, mac, slot))
 
     def _now(self) -> float:
         return self.now_s
 
     # ---- the MAC's driver
 
-    def wake(self, slot: int, delay_s: float) -> None:
-        heapq.heappush(self._heap, (self.now_s + delay_s, next(self._order), _WAKE, slot))
+    def wake(self, slot: int, t_s: float) -> None:
+        heapq.heappush(self._heap, (max(t_s, self.now_s), next(self._order), _WAKE, slot))
 
     def decide(self, client: int, granted: bool) -> None:
         self._decided.append((client, granted))

@@ -25,7 +25,8 @@ from simfl.sim.clock import LateEvents
 from simfl.sim.radio.broadcast import Broadcast
 from simfl.sim.rounds.clocked import ClockedWork, Outcome
 from simfl.sim.rounds.device import Devices
-from simfl.sim.rounds.fast import FastRound, delays_to
+from simfl.sim.clock import delays_to
+from simfl.sim.rounds.fast import FastRound
 
 
 class RoundLoops:

@@ -17,13 +17,12 @@ numbers agree in distribution, not draw for draw.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from simfl.core.config.network import SlottedAlohaMac
-from simfl.sim.mac.access import GRID_EPS
+from simfl.sim.mac.access import first_slots, last_slot_by
 
 #: slot of a contender that was not decided
 UNDECIDED = -1
@@ -51,11 +50,12 @@ def contend(cfg: SlottedAlohaMac, p: np.ndarray, ready_s: np.ndarray, close_s: f
     transmissions is a collision. Adding transmissions never turns a collision into a
     success, so the outcome is found in passes: find the collisions among the keys so
     far, draw the retries of the new ones (or give up), and stop when a pass finds no
-    new collision. Each draw belongs to one attempt of one client and is made once.
+    new collision. Each draw belongs to one attempt of one client and is made once. A
+    pass costs a sort of its own new transmissions and a merge into the keys so far.
     """
     slot_s, channels = cfg.slot_s, cfg.channels
-    start = np.ceil(ready_s / slot_s - GRID_EPS).astype(np.int64)
-    last = math.floor(close_s / slot_s + GRID_EPS) - 1  # the last slot that ends in time
+    start = first_slots(ready_s, slot_s)
+    last = last_slot_by(close_s, slot_s)  # the last slot that ends in time
     too_late = (last + 1) * channels  # keys from here on: slots that end after the close
 
     def transmit(who: np.ndarray, after: np.ndarray, attempt: np.ndarray) -> np.ndarray:
@@ -75,13 +75,25 @@ def contend(cfg: SlottedAlohaMac, p: np.ndarray, ready_s: np.ndarray, close_s: f
     who = np.arange(ready_s.size, dtype=np.int64)
     attempt = np.zeros(who.size, dtype=np.int64)
     keys = transmit(who, start, attempt)
-    handled = np.zeros(who.size, dtype=bool)  # collisions already followed up
+    lost = np.zeros(keys.size, dtype=bool)
+    handled = np.zeros(keys.size, dtype=bool)  # collisions already followed up
+    # the keys sent in time so far, sorted, and their transmissions; a pass sorts only
+    # its fresh transmissions and finds their keys among these by bisection
+    held, holder = np.empty(0, np.int64), np.empty(0, np.int64)
+    fresh = who
     while True:
-        sent = np.flatnonzero(keys < too_late)
-        order = sent[np.argsort(keys[sent], kind="stable")]
-        same = keys[order[1:]] == keys[order[:-1]]
-        lost = np.zeros(keys.size, dtype=bool)
-        lost[order[1:][same]] = lost[order[:-1][same]] = True
+        fresh = fresh[keys[fresh] < too_late]
+        fresh = fresh[np.argsort(keys[fresh], kind="stable")]
+        fresh_keys = keys[fresh]
+        below = np.searchsorted(held, fresh_keys, side="left")
+        upto = np.searchsorted(held, fresh_keys, side="right")
+        taken = upto > below  # an earlier transmission holds the key: all of them lose
+        lost[holder[below[taken]]] = True
+        same = fresh_keys[1:] == fresh_keys[:-1]
+        taken[1:] |= same
+        taken[:-1] |= same
+        lost[fresh[taken]] = True
+        held, holder = np.insert(held, upto, fresh_keys), np.insert(holder, upto, fresh)
         new = np.flatnonzero(lost & ~handled)
         if not new.size:
             break
@@ -89,10 +101,12 @@ def contend(cfg: SlottedAlohaMac, p: np.ndarray, ready_s: np.ndarray, close_s: f
         tries = attempt[new] + 1
         if cfg.max_attempts is not None:  # the others give up
             new, tries = new[tries < cfg.max_attempts], tries[tries < cfg.max_attempts]
+        fresh = np.arange(keys.size, keys.size + new.size)
         keys = np.concatenate([keys, transmit(who[new], keys[new] // channels, tries)])
         who = np.concatenate([who, who[new]])
         attempt = np.concatenate([attempt, tries])
         handled = np.concatenate([handled, np.zeros(new.size, dtype=bool)])
+        lost = np.concatenate([lost, np.zeros(new.size, dtype=bool)])
 
     # a client's last transmission decides: a success, or the collision it gave up on
     in_time = keys < too_late
@@ -109,21 +123,26 @@ def contend(cfg: SlottedAlohaMac, p: np.ndarray, ready_s: np.ndarray, close_s: f
 def _slot_stats(start: np.ndarray, decided: np.ndarray, last: int,
                 won_slots: np.ndarray) -> dict[int, list[int]]:
     """Number of contenders n -> [slots with n contenders, successes in them], over the
-    slots up to ``last`` (successes in ``won_slots``, one entry each): a contender counts from its first slot to the slot that
-    decided it (to the close if none did)."""
+    slots up to ``last`` (successes in ``won_slots``, one entry each): a contender counts
+    from its first slot to the slot that decided it (to the close if none did). The
+    count is constant between the slots where it changes, so the work grows with the
+    contenders, not with the slots."""
     joined = start[start <= last]
     if not joined.size:
         return {}
-    first = int(joined.min())
-    span = last - first + 1
-    change = np.zeros(span + 1, dtype=np.int64)
-    np.add.at(change, joined - first, 1)
-    done = decided[(decided != UNDECIDED)]
-    np.add.at(change, done - first + 1, -1)
-    contenders = np.cumsum(change[:span])
-    wins = np.bincount(won_slots - first, minlength=span)
-    busy = contenders > 0
-    levels, index = np.unique(contenders[busy], return_inverse=True)
-    slot_counts = np.bincount(index, minlength=levels.size)
-    win_counts = np.bincount(index, weights=wins[busy], minlength=levels.size)
+    done = decided[decided != UNDECIDED] + 1  # decided slots end by the close: <= last + 1
+    at = np.concatenate([joined, done])
+    order = np.argsort(at, kind="stable")
+    at = at[order]
+    level = np.cumsum(np.concatenate([np.ones(joined.size, np.int64),
+                                      np.full(done.size, -1, np.int64)])[order])
+    points, first = np.unique(at, return_index=True)
+    level = level[np.append(first[1:] - 1, at.size - 1)]  # contenders from points[i] on
+    lengths = np.append(points[1:], last + 1) - points  # the last segment ends at the close
+    seg_wins = np.bincount(np.searchsorted(points, won_slots, side="right") - 1,
+                           minlength=points.size)
+    busy = (level > 0) & (lengths > 0)
+    levels, index = np.unique(level[busy], return_inverse=True)
+    slot_counts = np.bincount(index, weights=lengths[busy], minlength=levels.size)
+    win_counts = np.bincount(index, weights=seg_wins[busy], minlength=levels.size)
     return {int(k): [int(s), int(w)] for k, s, w in zip(levels, slot_counts, win_counts)}

@@ -26,7 +26,9 @@ from simfl.core.config.network import SlottedAlohaMac
 from simfl.core.records import MacSlots
 from simfl.core.errors import ConfigError
 from simfl.core.rng import RngTree
-from simfl.sim.mac.access import GRID_EPS, IdealAccess, OnTransmit, per_client
+from simfl.sim.clock import call_at
+from simfl.sim.mac.access import (GRID_EPS, IdealAccess, OnTransmit, first_slot, last_slot_by,
+                                   per_client, slot_end_s)
 from simfl.sim.mac.aloha.cohort import CohortContention, contend
 from simfl.sim.mac.aloha.data_phase import DataChannels
 from simfl.sim.mac.aloha.queue import NEVER, NextSlots
@@ -44,8 +46,9 @@ class SlotDriver(Protocol):
 
     now_s: float
 
-    def wake(self, slot: int, delay_s: float) -> None:
-        """Call the MAC's :meth:`SlottedAloha.end_of_slot` (``slot``) ``delay_s`` from now."""
+    def wake(self, slot: int, t_s: float) -> None:
+        """Call the MAC's :meth:`SlottedAloha.end_of_slot` (``slot``) at ``t_s`` (now if
+        that is past)."""
 
     def decide(self, client: int, granted: bool) -> None:
         """``client``'s contention ended now: access ``granted``, or given up."""
@@ -110,12 +113,12 @@ class SlottedAloha(IdealAccess):
         self.next.sparse()  # nobody contends between rounds
 
     def close_round(self) -> tuple[MacSlots, ...]:
-        return self.tally.take(self._round, self._slot_at(self.now_s()))
+        return self.tally.take(self._round, last_slot_by(self.now_s(), self.cfg.slot_s) + 1)
 
     def request(self, client: int) -> simpy.Event | None:
         """Start contending now (see :class:`~simfl.sim.mac.access.IdealAccess`); with a
         driver the decision goes to it instead and this returns None."""
-        start = math.ceil(self.now_s() / self.cfg.slot_s - GRID_EPS)
+        start = first_slot(self.now_s(), self.cfg.slot_s)
         self.join_slot[client] = start
         self.collisions[client] = 0
         self.tally.change(start, +1)
@@ -164,11 +167,11 @@ class SlottedAloha(IdealAccess):
         if self._pending and slot > min(self._pending):
             return  # an earlier wake-up will reschedule
         self._pending.add(slot)
-        delay_s = max(0.0, (slot + 1) * self.cfg.slot_s - self.now_s())
+        t_s = slot_end_s(slot, self.cfg.slot_s)  # exactly: the tie rule compares it
         if self.driver is not None:
-            self.driver.wake(slot, delay_s)
+            self.driver.wake(slot, t_s)
             return
-        self.env.timeout(delay_s).callbacks.append(lambda _: self.end_of_slot(slot))
+        call_at(self.env, t_s, lambda _: self.end_of_slot(slot))
 
     def end_of_slot(self, slot: int) -> None:
         """Settle ``slot``, the earliest busy one, and wake up for the next."""

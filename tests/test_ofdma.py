@@ -111,13 +111,17 @@ def test_bad_band_settings_get_one_line(override, field, capsys):
     assert code == 2 and field in err and len(err.splitlines()) == 1
 
 
-def test_capture_refuses_the_vectorised_cohort_with_one_line(tmp_path, capsys):
-    code = cli_main(["run", "quickstart", "--timing-only", "--quiet", "--out",
-                     str(tmp_path / "r"), "--set", "network.mac=slotted_aloha",
-                     "--set", "network.mac.contention=vectorised",
-                     "--set", "network.sinr_threshold_db=3"])
-    err = capsys.readouterr().err.strip()
-    assert code == 2 and "contention" in err and len(err.splitlines()) == 1
+def test_capture_rounds_contend_per_event_under_the_cohort_default(tmp_path, capsys):
+    tables = []
+    for contention in ("vectorised", "per_event"):
+        out = tmp_path / contention
+        code = cli_main(["run", "quickstart", "--timing-only", "--quiet", "--out", str(out),
+                         "--set", "network.mac=slotted_aloha", "--set", "run.rounds=8",
+                         "--set", f"network.mac.contention={contention}",
+                         "--set", "network.sinr_threshold_db=-3"])
+        assert code == 0, capsys.readouterr().err
+        tables.append((out / "rounds.csv").read_text())
+    assert tables[0] == tables[1]
 
 
 def test_the_shared_band_section_of_the_docs_runs_as_printed():

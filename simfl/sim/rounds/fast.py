@@ -119,7 +119,7 @@ class FastRound:
         d = self.devices
         env, mac, meter, log = d.env, d.mac, d.energy, d.log
         assert isinstance(meter, InfiniteEnergy)
-        if isinstance(mac, SlottedAloha) and mac.cfg.contention == "vectorised":
+        if isinstance(mac, SlottedAloha) and mac.by_cohort:
             outcomes, self.now_s = run_cohort(d, mac, [_IN_LOOP] * len(started), round,
                                               started, deadline_s)
             return outcomes, self.now_s

@@ -24,7 +24,6 @@ import simpy
 
 from simfl.core.config.network import SlottedAlohaMac
 from simfl.core.records import MacSlots
-from simfl.core.errors import ConfigError
 from simfl.core.rng import RngTree
 from simfl.sim.clock import call_at
 from simfl.sim.mac.access import (GRID_EPS, IdealAccess, OnTransmit, first_slot, last_slot_by,
@@ -98,13 +97,16 @@ class SlottedAloha(IdealAccess):
     # ---- the round and the device's calls
 
     def attach(self, air: Air) -> None:
-        """With an SINR threshold, the strongest of a busy slot may capture it."""
+        """With an SINR threshold, the strongest of a busy slot may capture it (such rounds
+        contend per event: the cohort model has no capture)."""
         if air.sinr_threshold_db is None:
             return
-        if self.cfg.contention == "vectorised":
-            raise ConfigError("network.mac.contention", "vectorised",
-                              "per_event when network.sinr_threshold_db is set (capture)")
         self.outcomes.capture = Capture(air, self.n_clients)
+
+    @property
+    def by_cohort(self) -> bool:
+        """Whether a round's contention may be resolved for the whole cohort at once."""
+        return self.cfg.contention == "vectorised" and self.outcomes.capture is None
 
     def open_round(self, round: int, started: np.ndarray) -> None:
         self.outcomes.rng = self.rngs.stream(f"mac/aloha/round/{round}")

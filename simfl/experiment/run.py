@@ -22,6 +22,7 @@ from simfl.experiment.build import (BuildContext, build_client_sampler, build_co
 from simfl.experiment.checkpoint import CheckpointError
 from simfl.experiment.journal import JournaledTrainer
 from simfl.experiment.loop import ProgressFn, RoundLoop
+from simfl.experiment.model_files import write_models
 from simfl.metrics.recorder import RunRecorder
 from simfl.metrics.rundir import fresh_run_dir
 from simfl.preflight import preflight
@@ -169,6 +170,7 @@ class _Run:
         extra = {**self.probe.counts, "warnings": self.probe.warnings + self.loop.warnings()}
         if self.saved is not None:
             extra["resumed_after_round"] = replay
+        write_models(self.out_dir, self.trainer)  # before summary.json: a finished run has them
         summary = recorder.finish(sim.now_s, sim.n_events,
                                   sim.events if self.scenario.run.events else None, extra)
         return RunResult(self.out_dir, summary, recorder.outcomes, self.trainer.params)

@@ -18,6 +18,7 @@ from simfl.core.config import Scenario
 from simfl.core.errors import SimflError
 from simfl.core.records import RoundOutcome, TrainJob, with_lr_scale
 from simfl.core.rng import RngTree
+from simfl.experiment.model_files import BestModel
 from simfl.experiment.trainer import NullTrainer, Trainer
 from simfl.metrics.recorder import RunRecorder
 
@@ -50,6 +51,7 @@ class ModelTrainer:
         self.stepped = False  # whether any round moved the global model
         self.waiting_for: float | None = None  # the aggregator's last WAITING_FOR, if any
         self._stats = None
+        self.best = BestModel()  # the global model of the best evaluation (model_best.pt)
 
     def begin_round(self, round: int, t_s: float) -> None:
         """A new session's warm start, when the round opening at ``t_s`` enters one."""
@@ -91,8 +93,12 @@ class ModelTrainer:
                                  "many updates it used and whether the model moved")
             n_aggregated = int(metrics[N_AGGREGATED])
             if self.optimizer is not None and metrics[STEPPED]:  # the server optimiser's step
+                moved = self.params
                 self.params, self.opt_state = server_step(
                     self.optimizer, self.opt_state, w_t, self.params)
+                # a module's buffers are averaged, never stepped (simfl.train.torch_net)
+                buffers = getattr(self.compute.net, "buffer_names", ())
+                self.params = {**self.params, **{k: moved[k] for k in buffers}}
             self.stepped = self.stepped or bool(metrics[STEPPED])
             self.waiting_for = metrics.get(WAITING_FOR)
         needed = set(late_running.values())  # a model is kept while a late device needs it
@@ -151,6 +157,7 @@ class ModelTrainer:
                             if self.run.per_class_accuracy else ())
         accuracy, loss = self._scored[2]
         self.accuracy = accuracy
+        self.best.offer(accuracy, self.params)
         recorder.evaluation(t_s, completed, accuracy, loss, *extra, *self._scored[3])
 
     @property
@@ -165,7 +172,9 @@ class ModelTrainer:
                 "versions": self.versions,
                 "accuracy": self.accuracy, "n_timed_evals": self._n_timed_evals,
                 "n_trained": self.n_trained, "stepped": self.stepped,
-                "waiting_for": self.waiting_for, "sessions": self.sessions.snapshot()}
+                "waiting_for": self.waiting_for, "sessions": self.sessions.snapshot(),
+                "best": self.best.snapshot(),
+                "client_buffers": getattr(self.compute.net, "client_buffers", None)}
 
     def restore(self, state: dict[str, Any]) -> None:
         self.params, self.agg_state = state["params"], state["agg_state"]
@@ -174,6 +183,9 @@ class ModelTrainer:
         self._n_timed_evals, self.n_trained = state["n_timed_evals"], state["n_trained"]
         self.stepped, self.waiting_for = state["stepped"], state["waiting_for"]
         self.sessions.restore(state["sessions"])
+        self.best.restore(state["best"])
+        if state["client_buffers"] is not None:  # FedBN: each client's own buffers
+            self.compute.net.client_buffers = state["client_buffers"]
         self._scored = None
 
     def _client_stats(self):

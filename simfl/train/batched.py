@@ -133,8 +133,9 @@ class BatchedExecutor(Executor):
         steps = self._pad_plans(samples, sizes, n_steps)
         rule = StepRule([job.payload for job in jobs], base, self.task.lr, self.task.weight_decay)
         train = train_dense if self.net.batching == "dense" else train_stacked
-        local, loss_sum = train(self.net, self.x, self.y, self.loss, self._scratch, base, steps,
-                                rule)
+        with self._randomness(jobs[0]):
+            local, loss_sum = train(self.net, self.x, self.y, self.loss, self._scratch, base,
+                                    steps, rule)
         extras = rule.extras(local, n_steps.tolist())
 
         mean_loss = (loss_sum.cpu().numpy() / np.maximum(n_steps, 1)).tolist()

@@ -222,3 +222,16 @@ def test_a_module_trains_on_cuda(tmp_path):
     result = simfl.run(scenario, tmp_path / "run")
     assert result.params["1.running_mean"].is_cuda
     assert (result.out_dir / "model.pt").exists()
+
+
+def test_the_docs_example_runs(tmp_path, monkeypatch):
+    import re
+
+    text = (ROOT / "docs" / "torch-module.md").read_text()
+    (example,) = re.findall(r"```python\n(.*?)```", text, re.S)
+    monkeypatch.chdir(tmp_path)
+    space = {"__name__": "torch_module_docs_example"}
+    exec(compile(example, "docs/torch-module.md", "exec"), space)
+    result = space["result"]
+    assert 0.0 <= result.summary["final_accuracy"] <= 1.0
+    assert "1.running_mean" in result.params and (result.out_dir / "model.pt").exists()

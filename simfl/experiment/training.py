@@ -206,23 +206,28 @@ class ModelTrainer:
         return self._client_stats().features(kind, self.params, clients, noise_batch)
 
     def warnings(self, n_arrived: int, n_rounds: int) -> list[str]:
-        """What a user must know to read the run's result (``summary.json`` ``warnings``).
-
-        One case so far: updates arrived but the global model never moved (no round
-        reached ``server.min_updates``, or the aggregator never stepped, e.g. MIFA with
-        ``init = "wait_for_all"`` while some client never reports); every evaluation is
-        then one of the initial model.
-        """
+        """What a user must know to read the run's result (``summary.json`` ``warnings``):
+        :func:`never_updated`."""
         if self.stepped or n_arrived == 0:
             return []
-        server = self.server
-        if self.n_trained == 0:
-            why = (f"no round had the server.min_updates = {server.min_updates} arrivals it "
-                   "takes to train")
-        else:
-            why = f"the {server.algorithm.kind} aggregator applied none of them"
-            if self.waiting_for:
-                why += (f" (it was still waiting for the updates of {int(self.waiting_for)} "
-                        "clients)")
-        return [f"the global model was never updated: {n_arrived} updates arrived in "
-                f"{n_rounds} rounds but {why}; every evaluation is of the initial model"]
+        return [never_updated(self.server, self.n_trained, self.waiting_for, n_arrived,
+                              n_rounds)]
+
+
+def never_updated(server: Any, n_trained: int, waiting_for: float | None, n_arrived: int,
+                  n_rounds: int) -> str:
+    """The warning of a run whose global model never moved although updates arrived.
+
+    No round reached ``server.min_updates``, or the aggregator never stepped (e.g. MIFA
+    with ``init = "wait_for_all"`` while some client never reports); every evaluation is
+    then one of the initial model.
+    """
+    if n_trained == 0:
+        why = (f"no round had the server.min_updates = {server.min_updates} arrivals it "
+               "takes to train")
+    else:
+        why = f"the {server.algorithm.kind} aggregator applied none of them"
+        if waiting_for:
+            why += f" (it was still waiting for the updates of {int(waiting_for)} clients)"
+    return (f"the global model was never updated: {n_arrived} updates arrived in "
+            f"{n_rounds} rounds but {why}; every evaluation is of the initial model")

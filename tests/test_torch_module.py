@@ -127,32 +127,35 @@ def _expected_buffers(t, rounds, keep_own):
     x = torch.from_numpy(data.x_train)
     n = data.n_samples
     assert n[0] != n[1]  # unequal weights, so a plain mean would not pass
-    glob = (torch.zeros(64, dtype=torch.float64), torch.ones(64, dtype=torch.float64))
+    glob = (torch.zeros(64, dtype=torch.float64), torch.ones(64, dtype=torch.float64), 0.0)
     own = [glob, glob]
     for r in range(rounds):
         ends = []
         for c in range(2):
             plan = job_plan(TrainJob(c, r, r), int(n[c]), t, RngTree(3))
-            start = own[c] if keep_own else glob
-            ends.append(_hand_running_stats(x, [data.client_indices[c][b] for b in plan], *start))
+            mean, var, count = own[c] if keep_own else glob
+            ends.append((*_hand_running_stats(x, [data.client_indices[c][b] for b in plan],
+                                              mean, var), count + len(plan)))
         own = ends
-        w = torch.tensor(n / n.sum(), dtype=torch.float64)
-        glob = tuple(w[0] * ends[0][i] + w[1] * ends[1][i] for i in range(2))
+        w = n / n.sum()
+        glob = tuple(w[0] * ends[0][i] + w[1] * ends[1][i] for i in range(3))
     return glob
 
 
 def test_buffers_are_averaged_with_fedavg_weights(tmp_path):
     t, result = _two_client_run(tmp_path, 1, False)
-    mean, var = _expected_buffers(t, 1, keep_own=False)
+    mean, var, count = _expected_buffers(t, 1, keep_own=False)
     assert torch.allclose(result.params["1.running_mean"].double(), mean, atol=1e-5)
     assert torch.allclose(result.params["1.running_var"].double(), var, atol=1e-5)
+    # the batch counter is averaged too (a weighted mean of the clients' batch counts)
+    assert float(result.params["1.num_batches_tracked"]) == pytest.approx(count, rel=1e-6)
 
 
 def test_local_buffers_stay_with_each_client(tmp_path):
     t, result = _two_client_run(tmp_path, 2, True)
-    mean, _ = _expected_buffers(t, 2, keep_own=True)
+    mean, _, _ = _expected_buffers(t, 2, keep_own=True)
     assert torch.allclose(result.params["1.running_mean"].double(), mean, atol=1e-5)
-    shared, _ = _expected_buffers(t, 2, keep_own=False)
+    shared, _, _ = _expected_buffers(t, 2, keep_own=False)
     assert not torch.allclose(shared, mean, atol=1e-5)  # the test tells the two apart
 
 
@@ -161,8 +164,10 @@ def test_dropout_draws_are_reproducible_and_buffers_get_no_gradient():
     data = build_data(t, RngTree(0))
     net = build_model(t.model, (1, 8, 8), 10)
     params = net.init(torch.Generator().manual_seed(0))
-    assert set(net.buffer_names) == {"1.running_mean", "1.running_var"}
-    assert "1.num_batches_tracked" not in params and net.batching is None
+    assert set(net.buffer_names) == {"1.running_mean", "1.running_var", "1.num_batches_tracked"}
+    assert params["1.num_batches_tracked"].is_floating_point() and net.batching is None
+    assert set(net.trainable) == {"0.weight", "0.bias", "1.weight", "1.bias", "5.weight",
+                                  "5.bias"}
     runs = [InlineExecutor(net, data, t, RngTree(0), torch.device("cpu")).submit(
         [TrainJob(1, 0, 0)], {0: params})[0].delta for _ in range(2)]
     assert all(torch.equal(runs[0][k], runs[1][k]) for k in params)
@@ -235,3 +240,27 @@ def test_the_docs_example_runs(tmp_path, monkeypatch):
     result = space["result"]
     assert 0.0 <= result.summary["final_accuracy"] <= 1.0
     assert "1.running_mean" in result.params and (result.out_dir / "model.pt").exists()
+
+
+def test_a_resumed_run_keeps_each_clients_buffers(tmp_path):
+    import shutil
+
+    from simfl.experiment import resume_run
+
+    t = simfl.Task(dataset=simfl.Digits(), partition=simfl.Dirichlet(alpha=0.5),
+                   model=simfl.TorchModule(factory=norm_first, local_buffers=True),
+                   n_clients=2, batch_size=64, local_epochs=1, lr=0.05)
+    scenario = simfl.Scenario(name="resumed", seed=3, task=t,
+                              server=simfl.Server(clients_per_round=2), run=simfl.Run(rounds=3))
+    plain = simfl.run(scenario, tmp_path / "plain")
+    kept = simfl.run(simfl.apply_overrides(scenario, [("run.checkpoint_every_rounds", 2)]),
+                     tmp_path / "kept").out_dir
+    for name in ("summary.json", "clients.csv", "model.pt", "model_best.pt"):
+        (kept / name).unlink()
+    resumed = resume_run(kept)
+    assert resumed.summary["resumed_after_round"] == 2
+    for k, v in plain.params.items():
+        assert torch.equal(resumed.params[k], v), k
+    best = torch.load(kept / "model_best.pt", weights_only=True)
+    assert all(torch.equal(best[k], v) for k, v in torch.load(
+        plain.out_dir / "model_best.pt", weights_only=True).items())

@@ -9,9 +9,10 @@ The state the run federates is the module's parameters and its floating-point bu
 parameters get gradients (:attr:`TorchNet.trainable`); the buffers change in training
 as the module changes them (in train mode) and are averaged with the aggregator's
 weights like any other entry, and kept out of the server optimiser's step. Integer
-buffers (BatchNorm's ``num_batches_tracked``) cannot be averaged: they stay in the
-module, count every batch trained in the run, and are written into ``model.pt`` as
-they stand. With ``local_buffers`` each client keeps the buffers its last job ended
+buffers (BatchNorm's ``num_batches_tracked``) are counters: they travel as floating-point
+numbers (:attr:`TorchNet.counters`), so they are averaged like the rest (the global
+count is the weighted mean of the clients' counts) and ``model.pt`` holds them rounded
+back to their integer type. With ``local_buffers`` each client keeps the buffers its last job ended
 with (:attr:`TorchNet.client_buffers`, checkpointed) and starts its next job from
 them; its upload still carries them, so the global model that evaluation scores holds
 their aggregate.
@@ -56,9 +57,12 @@ class TorchNet:
         self.module = self._make(0)
         self.trainable = tuple(name for name, _ in self.module.named_parameters())
         buffers = dict(self.module.named_buffers())
-        self.buffer_names = tuple(name for name, b in buffers.items() if b.is_floating_point())
-        self._fixed = {name: b for name, b in buffers.items() if not b.is_floating_point()}
-        self._fixed_on: dict[Any, Params] = {}
+        saved = self.module.state_dict()  # persistent buffers only
+        self.buffer_names = tuple(name for name in buffers if name in saved)
+        #: integer buffers (counters such as num_batches_tracked) and their own dtype: they
+        #: travel as floating-point numbers, so the aggregator can average them
+        self.counters = {name: buffers[name].dtype for name in self.buffer_names
+                         if not buffers[name].is_floating_point()}
         self.batching = None if buffers else "stacked"
         self.client_buffers: dict[int, Params] = {}
         self._check_forward()
@@ -108,7 +112,7 @@ class TorchNet:
                            f"{': ' + reason if reason else ''})")
 
     def param_shapes(self) -> Shapes:
-        """The federated state's names and shapes: parameters, then float buffers."""
+        """The federated state's names and shapes: parameters, then buffers."""
         state = self.module.state_dict()
         return {name: tuple(state[name].shape) for name in (*self.trainable, *self.buffer_names)
                 if name in state}
@@ -119,7 +123,8 @@ class TorchNet:
 
         seed = int(torch.randint(0, 2**62, (1,), generator=generator))
         state = self._make(seed).state_dict()
-        return {name: state[name].detach().clone() for name in self.param_shapes()}
+        return {name: state[name].detach().to(torch.get_default_dtype()) if name in self.counters
+                else state[name].detach().clone() for name in self.param_shapes()}
 
     def forward(self, params: Params, x: "torch.Tensor") -> "torch.Tensor":
         """Logits of ``x`` (flattened samples) in eval mode."""
@@ -134,10 +139,7 @@ class TorchNet:
     def _call(self, params: Params, x: "torch.Tensor") -> "torch.Tensor":
         from torch.func import functional_call
 
-        fixed = self._fixed_on.get(x.device)
-        if fixed is None:
-            fixed = self._fixed_on[x.device] = {k: v.to(x.device) for k, v in self._fixed.items()}
-        state = {**params, **fixed}
+        state = dict(params)
         for name in self.buffer_names:  # never differentiated, whoever asks
             if name in state and state[name].requires_grad:
                 state[name] = state[name].detach()
@@ -177,7 +179,12 @@ class TorchNet:
             self.client_buffers[client] = {k: local[k].detach().clone() for k in self.buffer_names}
 
     def state_dict(self, params: Params) -> dict[str, "torch.Tensor"]:
-        """``params`` as the module's ``state_dict`` (integer buffers added; on the CPU)."""
-        state = self.module.state_dict()
-        return {name: (params[name] if name in params else state[name]).detach().cpu().clone()
-                for name in state}
+        """``params`` as the module's ``state_dict``, on the CPU (counters rounded back to
+        their integer type)."""
+        out = {}
+        for name, own in self.module.state_dict().items():
+            value = params[name].detach().cpu() if name in params else own
+            if name in self.counters:
+                value = value.round().to(self.counters[name])
+            out[name] = value.clone()
+        return out

@@ -26,7 +26,7 @@ from simfl.core.config import (
     # network: channels, rates, MACs
     ErasureChannel, GilbertElliottChannel, ContinuousGilbertElliottChannel, IdealChannel,
     RayleighChannel, FixedRate,
-    ShannonRate, IdealMac, RelayMac, SlottedAlohaMac, TdmaMac,
+    ShannonRate, IdealMac, RelayMac, SlottedAlohaMac, TdmaMac, OfdmaMac, CsmaCaMac,
     # the shared radio: placement, mobility, radio, cells, path loss, power control, fading
     NoFading, RayleighFading, RicianFading, Fading, DiscPlacement, PppPlacement, GridPlacement,
     FilePlacement, Placement, Static, ConstantVelocity, RandomWaypoint, Mobility, Cells, Radio,
@@ -121,7 +121,7 @@ __all__ = [
     "Average", "Continuous", "Previous", "Similarity",
     "ErasureChannel", "GilbertElliottChannel", "ContinuousGilbertElliottChannel", "IdealChannel",
     "RayleighChannel", "FixedRate",
-    "ShannonRate", "IdealMac", "RelayMac", "SlottedAlohaMac", "TdmaMac",
+    "ShannonRate", "IdealMac", "RelayMac", "SlottedAlohaMac", "TdmaMac", "OfdmaMac", "CsmaCaMac",
     "ScriptedAvailability", "ScriptedErasureChannel", "ScriptedMac",
     "NoFading", "RayleighFading", "RicianFading", "Fading", "DiscPlacement", "PppPlacement",
     "GridPlacement", "FilePlacement", "Placement", "Static", "ConstantVelocity",

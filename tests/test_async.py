@@ -378,7 +378,7 @@ def test_longest_absent_picks_by_the_version_of_the_last_applied_update(tmp_path
 
 def test_the_bundled_async_study_validates_in_each_mode():
     from simfl.core.config import load_scenario, parse_override
-    from simfl.core.config.scenario import bundled_scenarios_dir
+    from simfl.core.config.scripts import bundled_scenarios_dir
     from simfl.preflight import preflight
 
     base = load_scenario("async")
@@ -391,7 +391,7 @@ def test_the_bundled_async_study_validates_in_each_mode():
 
 @pytest.mark.slow
 def test_the_bundled_async_study_runs_and_draws_its_figures(tmp_path, monkeypatch):
-    from simfl.core.config.scenario import bundled_scenarios_dir
+    from simfl.core.config.scripts import bundled_scenarios_dir
 
     study = {"__name__": "study"}
     exec(compile((bundled_scenarios_dir() / "async.py").read_text(), "async.py", "exec"), study)

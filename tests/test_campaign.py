@@ -403,8 +403,11 @@ def test_a_killed_sweep_resumes_with_only_the_unfinished_runs(tmp_path, signum):
     deadline = time.time() + 300
     while time.time() < deadline:  # wait for some runs to finish
         time.sleep(0.1)
-        if (out / "index.sqlite").exists() and list(statuses(out).values()).count("done") >= 2:
-            break
+        try:  # the index may exist before its tables do
+            if list(statuses(out).values()).count("done") >= 2:
+                break
+        except CampaignError:
+            continue
     proc.send_signal(signum)
     _, err = proc.communicate(timeout=120)
     if signum != signal.SIGKILL:
@@ -434,3 +437,41 @@ def test_a_timing_only_sweep_shows_no_bar_off_a_terminal_and_never_imports_torch
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert done.stdout == f"{tmp_path / 'c'}: 2 runs, 2 run now, 0 already done, in " \
         f"{done.stdout.rsplit('in ', 1)[1]}"
+
+
+# ---------------------------------------------------------------------------------
+# what results and sweep print
+
+
+def test_results_columns_picks_and_orders_columns(tmp_path, capsys):
+    out = tmp_path / "c"
+    sweep("quickstart", seeds="1-2", grid=["server.deadline_s=5,7"], set=TIMING, out=out)
+    assert main(["results", str(out), "--columns", "seed, energy_j,run,error"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["seed", "energy_j", "run", "error"]  # asked for: kept if empty
+    assert len(lines) == 5 and all(line.split()[2].startswith("deadline_s=") for line in lines[1:])
+    assert main(["results", str(out), "--columns", "run,sim_time_s",
+                 "--csv", str(tmp_path / "t.csv")]) == 0
+    assert (tmp_path / "t.csv").read_text().splitlines()[0] == "run,sim_time_s"
+
+
+@pytest.mark.parametrize("columns", ["run,nope", ","])
+def test_an_unknown_column_is_one_line_listing_the_columns(tmp_path, capsys, columns):
+    out = tmp_path / "c"
+    sweep("quickstart", seeds="1", set=TIMING, out=out)
+    assert main(["results", str(out), "--columns", columns]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "error: --columns = " in err
+    assert "run, seed, status, final_accuracy" in err
+
+
+def test_sweep_prints_its_folder_relative_to_where_the_user_is(tmp_path, monkeypatch, capsys):
+    here = tmp_path / "here"
+    (here / "sub").mkdir(parents=True)
+    monkeypatch.chdir(here / "sub")
+    args = ["sweep", "quickstart", "--quiet", *[a for s in TIMING for a in ("--set", s)]]
+    assert main([*args, "--out", str(here / "sub" / "c")]) == 0
+    assert main([*args, "--out", "../elsewhere"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("c: 1 runs")
+    assert lines[1].startswith(f"{here / 'elsewhere'}: 1 runs")  # not below: absolute

@@ -224,7 +224,7 @@ def test_arq_transfer_retries_back_to_back_and_reports_each_attempt():
     expected = [not twin.transmit(0.0, 1000, reference, client=0).ok for _ in range(6)]
     attempts, lost = [], []
     proc = env.process(arq_transfer(env, link, 1000, rng, client=0, max_attempts=6,
-                                    on_attempt=lambda radio, wall: attempts.append(env.now),
+                                    on_attempt=lambda air, wall, bursts: attempts.append(env.now),
                                     on_lost=lambda n, retrying: lost.append((n, retrying))))
     env.run(proc)
     n_lost = expected.index(False) if False in expected else 6
@@ -243,10 +243,11 @@ def test_arq_transfer_uses_the_sharing_rule_for_wall_time():
     link = build_link(IdealChannel(rate=FixedRate(rate_bps=8000.0)))
     seen = []
     proc = env.process(arq_transfer(env, link, 1000, None, client=4, max_attempts=2,
-                                    share=lambda c, t, air: (3 * air + c, air),
-                                    on_attempt=lambda radio, wall: seen.append((radio, wall))))
+                                    share=lambda c, t, air: (3 * air + c,
+                                                             ((2 * air + c, 3 * air + c),)),
+                                    on_attempt=lambda air, wall, b: seen.append((air, wall, b))))
     env.run(proc)
-    assert proc.value is True and seen == [(1.0, 7.0)] and env.now == 7.0
+    assert proc.value is True and seen == [(1.0, 7.0, ((6.0, 7.0),))] and env.now == 7.0
 
 
 def test_the_two_gilbert_elliott_kinds_keep_to_their_own_parameters():

@@ -4,6 +4,7 @@ whose tables are byte-identical to uninterrupted ones (also after kill -9)."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import random
@@ -295,3 +296,292 @@ def test_a_sweep_resumes_an_interrupted_run_from_its_checkpoint(tmp_path):
         summary = json.loads((out / new / "summary.json").read_text())
         assert summary["resumed_after_round"] == 6
         assert {t: (out / new / t).read_bytes() for t in TABLES} == originals[old]
+
+
+# ---- tampered checkpoints: one line, and the run folder unchanged ----------------------
+
+def _tiny_checkpointed(rounds: int = 3, every: int = 2) -> simfl.Scenario:
+    """Trains for real in about a second; power of choice journals loss arrays, FedAdam
+    keeps records of tensors."""
+    return simfl.Scenario(
+        name="tamper", seed=3,
+        task=simfl.Task(dataset=simfl.Digits(), model=simfl.Logreg(), n_clients=12,
+                        batch_size=16, local_epochs=1, lr=0.2),
+        population=simfl.Population(compute=simfl.Compute(median_samples_per_s=20.0, sigma=0.8),
+                                    availability=simfl.Bernoulli(p=0.8)),
+        network=simfl.Network(uplink=simfl.ErasureChannel(p=0.3), arq_max_attempts=2),
+        server=simfl.Server(clients_per_round=5, deadline_s=7.0,
+                            sampler=simfl.PowerOfChoice(d=8), optimizer=simfl.FedAdam()),
+        run=simfl.Run(rounds=rounds, checkpoint_every_rounds=every))
+
+
+@pytest.fixture(scope="module")
+def stopped_run(tmp_path_factory):
+    """A finished 3-round run, and a copy stopped after its round-2 checkpoint."""
+    base = tmp_path_factory.mktemp("tamper")
+    whole = run_scenario(_tiny_checkpointed(), base / "whole").out_dir
+    stopped = base / "stopped"
+    shutil.copytree(whole, stopped)
+    for name in ("summary.json", "clients.csv"):
+        (stopped / name).unlink()
+    assert checkpoint.latest(stopped).name == "round_000002"
+    return whole, stopped
+
+
+def _digest(folder: Path) -> dict[str, str]:
+    """Every path under ``folder`` with its content (a link: its target)."""
+    found = {}
+    for path in sorted(folder.rglob("*")):
+        key = str(path.relative_to(folder))
+        if path.is_symlink():
+            found[key] = "link:" + os.readlink(path)
+        elif path.is_file():
+            found[key] = hashlib.sha256(path.read_bytes()).hexdigest()
+        else:
+            found[key] = "folder"
+    return found
+
+
+_CK = Path("checkpoint") / "round_000002"
+
+
+def _edit_state(edit):
+    def tamper(folder: Path) -> None:
+        path = folder / _CK / "state.json"
+        state = json.loads(path.read_text())
+        result = edit(state)
+        path.write_text(result if isinstance(result, str) else json.dumps(state))
+    return tamper
+
+
+def _write(name: str, data):
+    def tamper(folder: Path) -> None:
+        path = folder / name
+        if data is None:
+            path.unlink()
+        else:
+            path.write_bytes(data(path) if callable(data) else data)
+    return tamper
+
+
+def _tensors(change):
+    def tamper(folder: Path) -> None:
+        path = folder / _CK / "tensors.pt"
+        tensors = torch.load(path, weights_only=True)
+        change(tensors)
+        torch.save(tensors, path)
+    return tamper
+
+
+def _arrays(change):
+    def tamper(folder: Path) -> None:
+        path = folder / _CK / "arrays.npz"
+        with np.load(path) as stored:
+            arrays = {k: stored[k] for k in stored.files}
+        change(arrays)
+        np.savez(path, **arrays)
+    return tamper
+
+
+class _Marker:
+    """Unpickled, it would create a file: the test sees whether pickle ran."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def _pickle(folder: Path) -> None:
+    import pickle
+
+    (folder / _CK / "tensors.pt").write_bytes(pickle.dumps(_Marker(str(folder.parent /
+                                                                        "PICKLE_RAN"))))
+
+
+def _zip_pickle(folder: Path) -> None:  # torch's own format, a hostile pickle inside
+    torch.save({"t0": _Marker(str(folder.parent / "PICKLE_RAN"))}, folder / _CK / "tensors.pt")
+
+
+def _trainer(key, value):
+    return _edit_state(lambda s: s["trainer"].__setitem__(key, value))
+
+
+def _set(*keys_value):
+    *keys, value = keys_value
+
+    def edit(state):
+        node = state
+        for key in keys[:-1]:
+            node = node[key]
+        node[keys[-1]] = value
+    return _edit_state(edit)
+
+
+def _opt_fields(state):
+    state["trainer"]["opt_state"]["$tuple"][0]["fields"]["z"] = 1
+
+
+def _config_list(folder: Path) -> None:
+    config = json.loads((folder / "config.json").read_text())
+    config["scenario"] = [config["scenario"]]
+    (folder / "config.json").write_text(json.dumps(config))
+
+
+def _os_system(state):
+    state["trainer"]["opt_state"]["$tuple"][1]["$record"] = "os:system"
+
+
+TAMPERED = {
+    "state_empty": _edit_state(lambda s: "{}"),
+    "journal_missing": _edit_state(lambda s: s.pop("journal")),
+    "rounds_done_string": _set("rounds_done", "2"),
+    "rounds_done_infinity": _edit_state(
+        lambda s: json.dumps(s).replace('"rounds_done": 2', '"rounds_done": Infinity')),
+    "rounds_done_other": _set("rounds_done", 1),
+    "float_garbage": _trainer("accuracy", {"$float": "garbage"}),
+    "float_unknown_key": _trainer("accuracy", {"$float": "nan", "extra": 1}),
+    "array_garbage": _set("fingerprint", "energy_j", {"$array": [1], "scalar": True}),
+    "array_unknown_key": _set("fingerprint", "energy_j", {"$array": "a0", "scalar": True,
+                                                          "x": 0}),
+    "array_missing": _set("fingerprint", "energy_j", {"$array": "a99", "scalar": True}),
+    "tensor_garbage": _set("trainer", "params", "layer0.bias", {"$tensor": {"t": 1}}),
+    "tensor_unknown_key": _set("trainer", "params", "layer0.bias", {"$tensor": "t1",
+                                                                    "y": 2}),
+    "unknown_node": _trainer("versions", {"$set": [1]}),
+    "record_wrong_fields": _edit_state(_opt_fields),
+    "record_os_system": _edit_state(_os_system),
+    "dict_list_key": _trainer("versions", {"$dict": [[[1, 2], None]]}),
+    "params_missing_key": _edit_state(lambda s: s["trainer"]["params"].pop("layer0.bias")),
+    "stepped_string": _trainer("stepped", "yes"),
+    "trainer_unknown_key": _trainer("extra", 1),
+    "journal_bad_entry": _edit_state(lambda s: s["journal"].__setitem__(1, {"$tuple": [
+        "train", "x"]})),
+    "size_negative": _set("recorder", "sizes", "rounds.csv", -5),
+    "size_unknown_table": _set("recorder", "sizes", "notes.txt", 0),
+    "size_longer_than_file": _set("recorder", "sizes", "rounds.csv", 10 ** 9),
+    "eval_rows_bad": _set("recorder", "eval_rows", [[1, 2]]),
+    "tensors_truncated": _write(_CK / "tensors.pt", lambda p: p.read_bytes()[:300]),
+    "tensors_empty": _write(_CK / "tensors.pt", b""),
+    "tensors_removed": _write(_CK / "tensors.pt", None),
+    "tensors_wrong_shape": _tensors(lambda t: t.__setitem__("t0", t["t0"][:, :3])),
+    "tensors_wrong_dtype": _tensors(lambda t: t.__setitem__("t1", t["t1"].double())),
+    "tensors_nan": _tensors(lambda t: t["t0"].__setitem__((0, 0), float("nan"))),
+    "tensors_moment_shape": _tensors(lambda t: t.__setitem__("t3", torch.zeros(2))),
+    "tensors_pickle": _pickle,
+    "tensors_zip_pickle": _zip_pickle,
+    "arrays_removed": _write(_CK / "arrays.npz", None),
+    "arrays_garbage": _write(_CK / "arrays.npz", b"PK\x03\x04 not a zip at all" * 10),
+    "arrays_object": _arrays(lambda a: a.__setitem__("a1", np.array([object()]))),
+    "arrays_wrong_shape": _arrays(lambda a: a.__setitem__("a0", np.zeros(3))),
+    "arrays_losses_2d": _arrays(lambda a: a.__setitem__("a1", np.zeros((2, 2)))),
+    "latest_binary": _write("checkpoint/LATEST", bytes(range(256))),
+    "latest_10mb": _write("checkpoint/LATEST", b"round_000002" + b" " * 10_000_000),
+    "latest_outside": _write("checkpoint/LATEST", b"../../whole/checkpoint/round_000002"),
+    "config_scenario_list": _config_list,
+}
+
+
+@pytest.mark.parametrize("case", sorted(TAMPERED))
+def test_a_tampered_checkpoint_is_refused_in_one_line_and_the_folder_is_unchanged(
+        stopped_run, tmp_path, case):
+    folder = tmp_path / "run"
+    shutil.copytree(stopped_run[1], folder, symlinks=True)
+    TAMPERED[case](folder)
+    before = _digest(folder)
+    with pytest.raises(simfl.SimflError) as caught:
+        resume_run(folder)
+    assert len(str(caught.value).splitlines()) == 1, str(caught.value)
+    assert _digest(folder) == before
+    assert not (tmp_path / "PICKLE_RAN").exists()
+
+
+def test_simfl_resume_says_what_is_wrong_with_a_tampered_checkpoint_in_one_line(
+        stopped_run, tmp_path):
+    folder = tmp_path / "run"
+    shutil.copytree(stopped_run[1], folder)
+    TAMPERED["config_scenario_list"](folder)  # also read for the progress bar
+    out = _cli("resume", str(folder), "--quiet", cwd=tmp_path)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_a_checkpoint_touches_no_file_outside_its_run_folder(stopped_run, tmp_path):
+    outside = tmp_path / "elsewhere" / "file.txt"
+    outside.parent.mkdir()
+    outside.write_text("precious\n")
+    folder = tmp_path / "a" / "b" / "run"
+    shutil.copytree(stopped_run[1], folder)
+    names = ("../../../elsewhere/file.txt", str(outside))
+    for name in names:  # a path as a table name: refused, whether sized or None
+        for size in (0, None):
+            _set("recorder", "sizes", name, size)(folder)
+            with pytest.raises(simfl.SimflError, match="recorder sizes"):
+                resume_run(folder)
+            assert outside.read_text() == "precious\n"
+            _edit_state(lambda s: s["recorder"]["sizes"].pop(name))(folder)
+    rounds = folder / "rounds.csv"  # a table that is a link out of the folder: refused
+    kept = rounds.read_bytes()
+    rounds.unlink()
+    rounds.symlink_to(outside)
+    with pytest.raises(simfl.SimflError, match="not a plain file"):
+        resume_run(folder)
+    assert outside.read_text() == "precious\n"
+    rounds.unlink()
+    rounds.write_bytes(kept)
+    result = resume_run(folder)  # the untouched checkpoint still resumes
+    assert result.summary["resumed_after_round"] == 2
+    _same_tables(stopped_run[0], folder, ("rounds.csv", "evals.csv"))
+
+
+def test_two_resumes_of_one_folder_at_once_cannot_both_write(stopped_run, tmp_path):
+    from simfl.metrics.run_lock import RunLock
+
+    folder = tmp_path / "run"
+    shutil.copytree(stopped_run[1], folder)
+    lock = RunLock(folder).acquire()  # a resume (or the run itself) going on
+    try:
+        out = _cli("resume", str(folder), "--quiet", cwd=tmp_path)
+    finally:
+        lock.release()
+    assert out.returncode == 2 and "in use by another simfl" in out.stderr, out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    refused = []
+
+    def second(round, t_s, accuracy):  # a second resume while the first one runs
+        with pytest.raises(simfl.SimflError, match="in use") as caught:
+            resume_run(folder)
+        refused.append(str(caught.value))
+
+    resume_run(folder, second)
+    assert len(refused) == 1
+    _same_tables(stopped_run[0], folder, ("rounds.csv", "evals.csv"))
+def test_a_resumed_run_on_a_moving_fading_radio_ends_the_same(tmp_path):
+    """Positions (random waypoint), Gauss-Markov fading per client and direction, and ARQ
+    retries whose SNR those two decide: the replay rebuilds them, so the tables, events
+    and mobility.csv of a resumed run are byte-identical to an uninterrupted run's."""
+    base = ("run.rounds=7", "run.timing_only=true", "run.events=true", "run.mobility_csv=true",
+            "population.placement=disc", "network.uplink=ideal", "network.downlink=ideal",
+            'network.radio={"fading": {"kind": "rayleigh", "doppler_hz": 5.0}, '
+            '"shadowing_db": 6.0}', "network.sinr_threshold_db=18",
+            "network.arq_max_attempts=3",
+            'population.mobility={"kind": "random_waypoint", "min_speed_mps": 5.0, '
+            '"max_speed_mps": 20.0, "pause_s": 1.0}')
+    plain = run_scenario(_scenario(*base), tmp_path / "plain").out_dir
+    rounds = (plain / "rounds.csv").read_text().splitlines()
+    retries = sum(int(r.split(",")[rounds[0].split(",").index("retries")]) for r in rounds[1:])
+    assert retries > 0, "the fading decides some attempts"
+    client_0 = [r for r in (plain / "mobility.csv").read_text().splitlines()[1:]
+                if r.split(",")[1] == "0"]
+    assert len(client_0) == 7 and client_0[0].split(",")[2] != client_0[-1].split(",")[2]
+    kept = run_scenario(_scenario(*base, "run.checkpoint_every_rounds=3"),
+                        tmp_path / "kept").out_dir
+    names = TABLES + ("events.csv", "mobility.csv")
+    _same_tables(plain, kept, names)
+    stopped = tmp_path / "stopped"
+    shutil.copytree(kept, stopped)
+    for name in ("summary.json", "clients.csv", "events.csv", "mobility.csv"):
+        (stopped / name).unlink()
+    assert resume_run(stopped).summary["resumed_after_round"] == 6
+    _same_tables(plain, stopped, names)

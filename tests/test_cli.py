@@ -207,14 +207,15 @@ def test_a_run_bounded_by_horizon_shows_a_bar_in_simulated_time(tmp_path, capsys
 def test_two_runs_with_the_same_name_and_seed_started_at_once_get_their_own_folders(tmp_path):
     cmd = [sys.executable, "-m", "simfl", "run", "quickstart", "--timing-only", "--quiet",
            "--set", "run.rounds=20"]
-    procs = [subprocess.Popen(cmd + ["--set", f"server.deadline_s={d}"], cwd=tmp_path,
+    procs = [subprocess.Popen(cmd + ["--set", f"server.deadline_s={d}", "--name", "same"],
+                              cwd=tmp_path,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
              for d in (5, 7)]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
     dirs = sorted(out.strip().split(": ")[0] for out, _ in outs)
-    assert dirs == ["runs/quickstart_seed1", "runs/quickstart_seed1_2"]
+    assert dirs == ["runs/same", "runs/same_2"]
     for d in dirs:  # each folder holds one run's config and tables
         config = json.loads((tmp_path / d / "config.json").read_text())
         deadline = config["scenario"]["server"]["deadline_s"]
@@ -224,3 +225,75 @@ def test_two_runs_with_the_same_name_and_seed_started_at_once_get_their_own_fold
                  ["deadline_s"] for d in dirs}
     assert deadlines == {5.0, 7.0}
     assert not list(tmp_path.rglob("*.tmp"))
+
+
+# run folders named by what the command line set, or by --name
+
+
+def test_folder_labels_show_the_values_set():
+    from simfl.cli.naming import labelled_name
+
+    assert labelled_name("cvar", [("server.algorithm.alpha", 1.0)], 11) == "cvar_alpha=1.0_seed11"
+    assert labelled_name("q", [], 3) == "q_seed3"
+    assert labelled_name("q", [("network.uplink.p", 0.1), ("population.availability.p", 0.5),
+                               ("name", "x"), ("seed", 9)], 9) == \
+        "q_uplink.p=0.1_availability.p=0.5_seed9"
+    assert labelled_name("q", [("task.dataset.path", "~/a b/c"), ("task.model.hidden", [32, 8])],
+                         1) == "q_path=__a_b_c_hidden=_32,8__seed1"
+    assert labelled_name("q", [("server.deadline_s", 3), ("server.deadline_s", 5)], 1) == \
+        "q_deadline_s=5_seed1"
+    long = [labelled_name("q", [("task.dataset.path", "x" * 300 + end)], 1) for end in "ab"]
+    assert long[0] != long[1] and all(len(n) <= 126 and n.endswith("_seed1") for n in long)
+
+
+def test_a_run_folder_is_named_by_the_values_set(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    argv = ["run", "quickstart", "--timing-only", "--quiet", "--seed", "4",
+            "--set", "run.rounds=1", "--set", "server.deadline_s=3"]
+    assert main(argv) == 0 and main(argv) == 0
+    firsts = [line.split(": ")[0] for line in capsys.readouterr().out.splitlines()]
+    assert firsts == ["runs/quickstart_rounds=1_deadline_s=3_seed4",
+                      "runs/quickstart_rounds=1_deadline_s=3_seed4_2"]
+    config = json.loads((tmp_path / firsts[0] / "config.json").read_text())
+    assert config["scenario"]["server"]["deadline_s"] == 3.0
+
+
+def test_name_names_the_run_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    argv = ["run", "quickstart", "--timing-only", "--quiet", "--set", "run.rounds=1"]
+    assert main([*argv, "--name", "baseline"]) == 0 and main([*argv, "--name", "baseline"]) == 0
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["baseline", "baseline_2"]
+
+
+@pytest.mark.parametrize("name", ["../x", "a/b", "..", ".hidden", "", "/abs", "a\x00b", "x" * 121])
+def test_a_bad_name_is_one_line_and_makes_nothing(tmp_path, monkeypatch, capsys, name):
+    monkeypatch.chdir(tmp_path)
+    err = one_error_line(capsys, ["run", "quickstart", "--timing-only", "--quiet", "--name", name])
+    assert "error: --name = " in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_name_and_out_together_are_refused(tmp_path, capsys):
+    err = one_error_line(capsys, ["run", "quickstart", "--timing-only", "--quiet", "--name", "a",
+                                  "--out", str(tmp_path / "b")])
+    assert "--name or --out" in err and not (tmp_path / "b").exists()
+
+
+def test_list_scenarios_gives_each_name_and_its_first_sentence_without_running_it(
+        tmp_path, monkeypatch, capsys):
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "scenarios" / "mine.py").write_text(
+        '"""Mine: a study of\nmy own.  More words.\n\nDetails."""\n'
+        'open("ran.txt", "w").close()\n')
+    (tmp_path / "scenarios" / "broken.py").write_bytes(b"x = (\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["list", "scenarios"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "scenarios:"
+    names = {line.split()[0]: line for line in lines[1:]}
+    bundled = {p.stem for p in (ROOT / "scenarios").glob("*.py") if not p.stem.startswith("_")}
+    assert set(names) == bundled | {"mine", "broken"}
+    assert names["mine"].endswith("(./scenarios) Mine: a study of my own.")
+    assert "unreadable" in names["broken"]
+    assert "Quickstart: FedAvg on handwritten digits" in names["quickstart"]
+    assert not (tmp_path / "ran.txt").exists()

@@ -7,7 +7,10 @@
   in the docs fails here);
 * FedLaAvg's Example 1 (docs/algorithms.md §5) through simfl's own aggregators: the
   period-boundary limit of FedAvg and the fixed point of FedLaAvg;
-* the README's plug-in server optimiser example runs as printed.
+* every Python example of the README and docs/*.md runs as printed (all in one
+  subprocess), and every `simfl run`, `validate` and `sweep` command of their shell
+  examples names a scenario and overrides that validate;
+* docs/reference.md is what its generator writes today.
 """
 
 from __future__ import annotations
@@ -26,6 +29,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.glob("*.md"))
+#: every page whose examples the tests run: the README and the docs
+EXAMPLE_PAGES = [ROOT / "README.md", *PAGES]
+#: Python examples not run here, by a string they contain, and why
+NOT_RUN = {"dask_jobqueue": "needs a SLURM cluster",
+           "simfl.sweep(": "ten runs; tests/test_campaign.py runs the sweep API"}
 
 
 def text(name: str) -> str:
@@ -57,8 +65,9 @@ def test_the_docs_exist_and_the_index_lists_them():
 def test_every_cited_section_exists():
     sections = algorithm_sections()
     assert {"0.1", "1.1", "1.6", "2", "3", "4.5", "5", "6", "8.7"} <= sections
-    files = [ROOT / "README.md"] + [p for folder in ("simfl", "scenarios", "tests", "analysis")
-                                    for p in (ROOT / folder).rglob("*.py")]
+    numbered = {"algorithms.md", "network-models.md"}  # they cite their own sections
+    files = [p for p in EXAMPLE_PAGES if p.name not in numbered] + [p for folder in ("simfl", "scenarios", "tests", "analysis")
+                             for p in (ROOT / folder).rglob("*.py")]
     cited = {}
     for path in files:
         for number in re.findall(r"§(\d+(?:\.\d+)?)", path.read_text(encoding="utf-8")):
@@ -101,7 +110,7 @@ def logged_event_kinds() -> set[str]:
     """The event kinds the simulator logs, read from its source."""
     from simfl.core.records import MISSING_REASONS, EventKind
 
-    sim = "\n".join(p.read_text() for p in (ROOT / "simfl" / "sim").glob("*.py"))
+    sim = "\n".join(p.read_text() for p in (ROOT / "simfl" / "sim").rglob("*.py"))
     kinds = set(re.findall(r"\blog\([^,()]+(?:\([^()]*\))?,\s*\"(\w+)\"", sim))
     kinds |= set(re.findall(r"\bEvent\([^,()]+(?:\([^()]*\))?,\s*\"(\w+)\"", sim))
     kinds |= set(re.findall(r"_missing\(sim, client, round, \"(\w+)\"", sim))
@@ -185,15 +194,88 @@ def test_example_1_limits_through_the_aggregators():
     assert not math.isclose(example_1(fedavg, 102), 0.5, abs_tol=0.1)  # it oscillates
 
 
-def test_the_readme_server_optimizer_example_runs(tmp_path):
-    blocks = re.findall(r"```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
-    example = next(b for b in blocks if "class DampedMomentum" in b)
+def blocks(language: str) -> list[tuple[str, str]]:
+    """(page name, code) of every fenced ``language`` block of the README and docs."""
+    found = []
+    for page in EXAMPLE_PAGES:
+        for code in re.findall(rf"```{language}\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
+            found.append((page.relative_to(ROOT).as_posix(), code))
+    return found
+
+
+#: runs each example in a fresh namespace and folder, calling a ``scenario()`` it defines
+RUNNER = """
+import json, os, sys
+examples = json.load(sys.stdin)
+for i, code in enumerate(examples):
+    os.makedirs(str(i)); os.chdir(str(i))
+    space = {"__name__": "__main__"}
+    exec(compile(code, f"example {i}", "exec"), space)
+    if callable(space.get("scenario")):
+        space["scenario"]()
+    os.chdir("..")
+    print(f"example {i} ran", flush=True)
+"""
+
+
+def test_every_python_example_runs(tmp_path):
+    examples = [(page, code) for page, code in blocks("python")
+                if not any(marker in code for marker in NOT_RUN)]
+    names = {page for page, _ in examples}
+    assert {"docs/extending.md", "docs/own-model.md", "docs/scenarios.md"} <= names
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    ran = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True,
-                         cwd=tmp_path, env=env, timeout=300)
-    assert ran.returncode == 0, ran.stderr
-    assert 0.0 <= float(ran.stdout.strip().splitlines()[-1]) <= 1.0
-    configs = list(tmp_path.rglob("config.json"))
-    assert len(configs) == 1
-    optimizer = json.loads(configs[0].read_text())["scenario"]["server"]["optimizer"]
-    assert optimizer == {"kind": "damped_momentum", "beta": 0.5, "lr": 0.7}
+    ran = subprocess.run([sys.executable, "-c", RUNNER], capture_output=True, text=True,
+                         cwd=tmp_path, env=env, timeout=600,
+                         input=json.dumps([code for _, code in examples]))
+    done = ran.stdout.count(" ran\n")
+    assert ran.returncode == 0, f"{examples[done][0]}, example {done}: {ran.stderr[-2000:]}"
+    assert done == len(examples)
+    for i, (_, code) in enumerate(examples):
+        if "class DampedMomentum" in code:  # the server optimiser ran and was recorded
+            configs = list((tmp_path / str(i)).rglob("config.json"))
+            assert len(configs) == 1
+            optimizer = json.loads(configs[0].read_text())["scenario"]["server"]["optimizer"]
+            assert optimizer == {"kind": "damped_momentum", "beta": 0.5, "lr": 0.7}
+        if "class TanhNet" in code:  # the module's parameters are what was sent
+            config = json.loads(next((tmp_path / str(i)).rglob("config.json")).read_text())
+            assert config["scenario"]["task"]["model"] == {"kind": "tanh_net", "hidden": 32}
+            assert config["model_bytes"] == 4 * (64 * 32 + 32 + 32 * 10 + 10)
+
+
+def shell_commands() -> list[tuple[str, list[str]]]:
+    """(page, argv) of every ``simfl run|validate|sweep`` line of the shell examples."""
+    import shlex
+
+    found = []
+    for page, code in blocks("bash") + blocks("console"):
+        for line in code.replace("\\\n", " ").splitlines():
+            line = line.removeprefix("$ ").strip()
+            for part in re.split(r"&&|;", line):
+                argv = shlex.split(part, comments=True)
+                if argv[:1] == ["simfl"] and argv[1:2] in (["run"], ["validate"], ["sweep"]):
+                    found.append((page, argv))
+    return found
+
+
+def test_every_shell_command_validates():
+    import simfl
+
+    commands = shell_commands()
+    assert len(commands) > 40
+    for page, argv in commands:
+        if any(".path=" in a for a in argv):
+            continue  # names the reader's own files, which this machine may not have
+        overrides = [argv[i + 1] for i, a in enumerate(argv) if a == "--set"]
+        overrides += [argv[i + 1].split(",")[0] for i, a in enumerate(argv) if a == "--grid"]
+        try:
+            simfl.apply_overrides(simfl.load_scenario(argv[2]),
+                                  [simfl.parse_override(o) for o in overrides])
+        except Exception as err:
+            raise AssertionError(f"{page}: {' '.join(argv)}: {err}") from None
+
+
+def test_the_reference_is_current():
+    from simfl.core.config.reference import COMMAND, PAGE, reference
+
+    assert (ROOT / PAGE).read_text(encoding="utf-8") == reference(), (
+        f"docs/reference.md is stale: regenerate it with `{COMMAND}` in the repository root")

@@ -115,7 +115,7 @@ def test_group_waiting_fedavg_is_its_own_kind(tiny_scenario):
 
 
 def test_bundled_scenarios_are_found_from_any_folder(tmp_path, monkeypatch):
-    from simfl.core.config.scenario import bundled_scenarios_dir
+    from simfl.core.config.scripts import bundled_scenarios_dir
 
     monkeypatch.chdir(tmp_path)
     assert (bundled_scenarios_dir() / "quickstart.py").is_file()

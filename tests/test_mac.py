@@ -240,17 +240,18 @@ def test_tdma_slots_charge_airtime_at_tx_power_and_the_wait_at_idle(per_bit):
     assert outcome.energy_j == pytest.approx(sum(expected.values()), abs=1e-12)
 
 
-def test_tdma_shared_transmits_the_whole_longer_attempt():
+@pytest.mark.parametrize("tx", [dict(tx_w=8.0), dict(tx_j_per_bit=8.0 / 32000)])
+def test_tdma_shared_transmits_the_whole_longer_attempt(tx):
     from simfl.core.config import Energy
 
-    # a third of the rate each: 0.75 s on air at 8 W, or exactly 2 J of bits per upload
-    sim = _tdma_energy_sim(Energy(idle_w=0.5, compute_w=0.0, rx_w=0.0, tx_w=8.0), "shared")
+    # a third of the rate each: 0.75 s on air. The radio draws 8 W, given as such or as
+    # 2.5e-4 J/bit at the link's full 32 kb/s (8000 bits in 0.25 s): 6 J per upload
+    # either way, n x airtime x tx_w = n x bits x J/bit
+    sim = _tdma_energy_sim(Energy(idle_w=0.5, compute_w=0.0, rx_w=0.0, **tx), "shared")
     sim.run_round(0, everyone)
-    assert sim.battery.used_j.tolist() == pytest.approx([6.0] * 3, abs=1e-12)
-    sim = _tdma_energy_sim(Energy(idle_w=0.5, compute_w=0.0, rx_w=0.0,
-                                  tx_j_per_bit=2.0 / 8000), "shared")
-    sim.run_round(0, everyone)
-    assert sim.battery.used_j.tolist() == pytest.approx([2.0] * 3, abs=1e-12)
+    assert sim.battery.used_j.tolist() == pytest.approx([3 * 0.25 * 8.0] * 3, abs=1e-12)
+    assert sim.battery.used_j.tolist() == pytest.approx([3 * 8000 * 8.0 / 32000] * 3,
+                                                        abs=1e-12)
 
 
 def test_relay_aloha_with_a_billion_slots_is_instant():

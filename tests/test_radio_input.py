@@ -40,6 +40,8 @@ def test_a_bad_position_file_is_one_line(tmp_path, capsys, content, field, words
     ("network.sinr_threshold_db=NaN", "network.sinr_threshold_db"),
     ("network.radio.shadowing_db=-1", "network.radio.shadowing_db"),
     ("network.radio.tx_power_dbm=1e308", "network.radio.tx_power_dbm"),
+    ("network.radio.tx_power_dbm=[20, 23]", "network.radio.tx_power_dbm"),
+    ("network.radio.tx_power_dbm=[]", "network.radio.tx_power_dbm"),
     ("network.uplink=erasure", "network.uplink.kind"),
     ("population.placement.radius_m=0", "population.placement.radius_m"),
     ('population.placement={"kind": "ppp", "density_per_m2": 1e-9}',

@@ -87,8 +87,13 @@ def test_fast_round_and_chained_devices_write_the_tables_of_processes(monkeypatc
     ("network.uplink.kind=erasure", "network.uplink.p=0.3", "network.arq_max_attempts=2") + ALOHA,
     ("network.uplink.kind=rayleigh", "server.overcommit=1.5"),
     ("network.mac.kind=tdma", "network.mac.slot_s=0.05"),
+    # uploads spread over several slots, idle power between them, some per-bit retries
+    ("network.mac.kind=tdma", "network.mac.slot_s=0.01", "population.energy.idle_w=0.3",
+     "population.energy.tx_j_per_bit=1e-6", "network.uplink.kind=erasure",
+     "network.uplink.p=0.3", "network.arq_max_attempts=2"),
     ("network.mac.kind=relay",) + ("network.uplink.kind=gilbert_elliott",),
-], ids=["erasure_aloha", "rayleigh_overcommit", "tdma", "relay_gilbert_elliott"])
+], ids=["erasure_aloha", "rayleigh_overcommit", "tdma", "tdma_idle_per_bit",
+        "relay_gilbert_elliott"])
 def test_chained_devices_write_the_tables_of_processes(monkeypatch, overrides):
     fast, chained, processes = forms(monkeypatch, small_scenario(*overrides))
     assert fast == chained == processes

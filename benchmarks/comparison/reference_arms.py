@@ -12,13 +12,15 @@ from .reference import BATCH, LR, N_CLIENTS, SEED, reference_data, reference_tas
 
 def arm_simfl(executor: str, model: str, cohort: int, rounds: int) -> dict:
     import simfl
+    import torch
     from simfl.experiment import run_scenario
 
-    scenario = simfl.Scenario(
+    scenario = simfl.Scenario(  # at the harness's thread count, as the other arms
         name=f"bench_{executor}", seed=SEED, task=reference_task(model),
         server=simfl.Server(algorithm=simfl.FedAvg(), sampler=simfl.Uniform(),
                             clients_per_round=cohort, deadline_s=1e6),
-        run=simfl.Run(rounds=rounds, eval_every_rounds=1, executor=executor, device="cpu"))
+        run=simfl.Run(rounds=rounds, eval_every_rounds=1, executor=executor, device="cpu",
+                      threads=torch.get_num_threads()))
     stamps = [time.perf_counter()]
     with tempfile.TemporaryDirectory() as tmp:
         result = run_scenario(scenario, Path(tmp) / "run",

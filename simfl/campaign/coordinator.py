@@ -17,14 +17,15 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from simfl.campaign.arguments import sweep_grid, sweep_overrides, sweep_seeds
-from simfl.campaign.folders import campaign_lock, runs_to_do
+from simfl.campaign.engines import check_engine
+from simfl.campaign.folders import campaign_lock, run_folder, runs_to_do
 from simfl.campaign.grid import expand
 from simfl.campaign.index import CampaignIndex
 from simfl.campaign.progress import CampaignProgress
 from simfl.campaign.scheduling import execute
 from simfl.campaign.worker import RunTask
 from simfl.core.config import Scenario, load_scenario
-from simfl.core.config.scenario import resolve_scenario_path
+from simfl.core.config.scripts import resolve_scenario_path
 from simfl.core.errors import ConfigError
 
 
@@ -78,6 +79,7 @@ def sweep(scenario: Scenario | str, seeds: str | int | Iterable[int] | None = No
     from simfl import __version__
 
     started_s = time.perf_counter()
+    check_engine(engine, jobs, scheduler)
     source = None
     if isinstance(scenario, str):
         source = str(resolve_scenario_path(scenario).resolve())
@@ -94,9 +96,9 @@ def sweep(scenario: Scenario | str, seeds: str | int | Iterable[int] | None = No
     with campaign_lock(folder):
         index = CampaignIndex(folder, create=True)
         try:
+            to_run = runs_to_do(index, folder, specs)  # checks the index first
             index.add_grid_keys([k for k in specs[0].params if k != "seed"] if specs else [])
-            to_run = runs_to_do(index, folder, specs)
-            tasks = [RunTask(row.id, str(folder / name), row.scenario, command, source)
+            tasks = [RunTask(row.id, str(run_folder(folder, name)), row.scenario, command, source)
                      for row, name in to_run]
             ran, failed = execute(index, tasks, engine, jobs, scheduler,
                                   CampaignProgress(folder.name, len(tasks), quiet))

@@ -109,14 +109,20 @@ class DaskEngine:
                 self.cluster.close()
 
 
-def make_engine(engine: str, jobs: int, scheduler: str | None = None):
-    """The engine named ``engine`` (local or dask) with ``jobs`` workers."""
+def check_engine(engine: str, jobs: int, scheduler: str | None = None) -> None:
+    """Refuse an unknown engine, a worker count out of range, or a scheduler without
+    Dask, before a sweep makes anything on disk."""
     if engine not in ENGINES:
         raise ConfigError("--engine", engine, " or ".join(ENGINES))
     if not isinstance(jobs, int) or isinstance(jobs, bool) or not 1 <= jobs <= 4096:
         raise ConfigError("--jobs", jobs, "an integer from 1 to 4096")
     if scheduler and engine != "dask":
         raise ConfigError("--scheduler", scheduler, "only with --engine dask")
+
+
+def make_engine(engine: str, jobs: int, scheduler: str | None = None):
+    """The engine named ``engine`` (local or dask) with ``jobs`` workers."""
+    check_engine(engine, jobs, scheduler)
     if engine == "dask":
         return DaskEngine(jobs, scheduler)
     return InlineEngine() if jobs == 1 else PoolEngine(jobs)

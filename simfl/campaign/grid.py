@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from simfl.core.config import Scenario, apply_overrides, parse_override
+from simfl.core.config.scenario import MAX_OVERRIDE_CHARS
 from simfl.core.errors import ConfigError
 
 #: characters a run folder's name may hold; anything else becomes "_"
@@ -68,10 +69,17 @@ def parse_grid(text: str) -> tuple[str, list[Any]]:
     if key == "seed":
         raise ConfigError("--grid", text, "a scenario key other than seed (give seeds with "
                           "--seeds)")
+    if len(raw) > MAX_OVERRIDE_CHARS:
+        raise ConfigError("--grid", text, f"values of at most {MAX_OVERRIDE_CHARS:,} characters")
     try:
         values = json.loads(f"[{raw}]")
     except json.JSONDecodeError:
         values = [parse_override(f"{key}={item}")[1] for item in raw.split(",")]
+    except RecursionError:
+        raise ConfigError(key, raw, "JSON values nested a few levels deep") from None
+    except ValueError:  # an integer with more digits than Python converts
+        raise ConfigError(key, raw, "numbers of sensible size (at most 19 digits for an "
+                          "integer)") from None
     unique: list[Any] = []
     for value in values:
         if value not in unique:
@@ -99,13 +107,14 @@ def short_keys(keys: Sequence[str]) -> dict[str, str]:
     return short
 
 
-def _text(value: Any) -> str:
+def value_text(value: Any) -> str:
+    """A grid or ``--set`` value as a folder name shows it: text as is, else JSON."""
     return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
 
 
 def folder_name(params: dict[str, Any], short: dict[str, str], id: str) -> str:
     """A readable folder name: ``short_key=value,...,seed=N``, limited to FOLDER_CHARS."""
-    parts = [f"{short.get(k, k)}={_text(v)}" for k, v in params.items() if k != "seed"]
+    parts = [f"{short.get(k, k)}={value_text(v)}" for k, v in params.items() if k != "seed"]
     name = FOLDER_CHARS.sub("_", ",".join(parts + [f"seed={params['seed']}"]))
     if len(name) > MAX_FOLDER_CHARS:
         name = f"{name[:MAX_FOLDER_CHARS - 17]}@{id}"

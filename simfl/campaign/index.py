@@ -16,14 +16,16 @@ import contextlib
 import json
 import sqlite3
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
-from simfl.core.errors import SimflError
+from simfl.campaign.rows import STATUSES, CampaignError, Row, decode
 
 INDEX_NAME = "index.sqlite"
-STATUSES = ("pending", "running", "done", "failed")
+#: the columns of each table that the index must have
+COLUMNS = {"runs": {"id", "folder", "params", "scenario", "status", "error", "wall_time_s",
+                    "summary", "attempts", "updated_at"},
+           "grid_keys": {"position", "key"}}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -42,29 +44,16 @@ CREATE TABLE IF NOT EXISTS grid_keys (position INTEGER PRIMARY KEY, key TEXT NOT
 """
 
 
-class CampaignError(SimflError):
-    """A campaign folder or its index is missing, unreadable or in use."""
-
-
-@dataclass(frozen=True)
-class Row:
-    id: str
-    folder: str
-    params: dict[str, Any]
-    scenario: dict[str, Any]
-    status: str
-    error: str | None
-    wall_time_s: float | None
-    summary: dict[str, Any] | None
-    attempts: int
-
-
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 class CampaignIndex:
-    """Open (or create, with ``create=True``) the index of the campaign in ``folder``."""
+    """Open (or create, with ``create=True``) the index of the campaign in ``folder``.
+
+    A file that is not SQLite, a damaged page, a missing table or column: each is a
+    :class:`CampaignError` (one line), here or at the first query that meets it.
+    """
 
     def __init__(self, folder: Path, create: bool = False) -> None:
         self.path = Path(folder) / INDEX_NAME
@@ -72,41 +61,75 @@ class CampaignIndex:
             raise CampaignError(f"{folder} is not a campaign folder: it has no {INDEX_NAME}")
         try:
             self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        except sqlite3.Error as err:
+            raise self._unreadable(err) from None
+        try:
             self.db.execute("PRAGMA journal_mode=WAL")
             if create:
                 self.db.executescript(SCHEMA)
-            self.db.execute("SELECT id FROM runs LIMIT 1")
+            problems = [text for (text,) in self.db.execute("PRAGMA quick_check")]
+            if problems != ["ok"]:
+                raise sqlite3.DatabaseError(f"damaged: {problems[0]}")
+            for table, needed in COLUMNS.items():
+                found = {r[1] for r in self.db.execute(f"PRAGMA table_info({table})")}
+                if needed - found:
+                    raise sqlite3.DatabaseError(f"table {table} lacks the columns "
+                                                f"{', '.join(sorted(needed - found))}")
         except sqlite3.Error as err:
-            raise CampaignError(f"{self.path}: not a readable campaign index ({err})") from None
+            self.close()
+            raise self._unreadable(err) from None
+
+    def _unreadable(self, err: sqlite3.Error) -> CampaignError:
+        return CampaignError(f"{self.path}: not a readable campaign index ({err}); "
+                             f"nothing was touched")
 
     def close(self) -> None:
         self.db.close()
 
+    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        try:
+            return self.db.execute(sql, args).fetchall()
+        except sqlite3.Error as err:
+            raise self._unreadable(err) from None
+
     @contextlib.contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        self.db.execute("BEGIN IMMEDIATE")
         try:
-            yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+        except sqlite3.Error as err:
+            raise self._unreadable(err) from None
 
     # reading ---------------------------------------------------------------------
     def rows(self) -> list[Row]:
-        cur = self.db.execute("SELECT id, folder, params, scenario, status, error, wall_time_s, "
-                              "summary, attempts FROM runs ORDER BY rowid")
-        return [Row(r[0], r[1], json.loads(r[2]), json.loads(r[3]), r[4], r[5], r[6],
-                    None if r[7] is None else json.loads(r[7]), r[8]) for r in cur]
+        """Every run, checked (:func:`~simfl.campaign.rows.decode`); two runs that claim
+        one folder are refused too."""
+        rows = [decode(self.path, raw) for raw in self._query(
+            "SELECT id, folder, params, scenario, status, error, wall_time_s, summary, "
+            "attempts FROM runs ORDER BY rowid")]
+        folders = [row.folder for row in rows]
+        if len(set(folders)) != len(folders):
+            twice = sorted({f for f in folders if folders.count(f) > 1})
+            raise CampaignError(f"{self.path}: two runs claim the folder {twice[0]!r}: the "
+                                f"index is damaged; nothing was touched")
+        return rows
 
     def grid_keys(self) -> list[str]:
-        return [k for (k,) in self.db.execute("SELECT key FROM grid_keys ORDER BY position")]
+        keys = [k for (k,) in self._query("SELECT key FROM grid_keys ORDER BY position")]
+        if not all(isinstance(k, str) for k in keys):
+            raise CampaignError(f"{self.path}: a grid key is not text: the index is damaged")
+        return keys
 
     def folders(self) -> set[str]:
-        return {f for (f,) in self.db.execute("SELECT folder FROM runs")}
+        return {row.folder for row in self.rows()}
 
     def counts(self) -> dict[str, int]:
-        found = dict(self.db.execute("SELECT status, COUNT(*) FROM runs GROUP BY status"))
+        found = dict(self._query("SELECT status, COUNT(*) FROM runs GROUP BY status"))
         return {s: found.get(s, 0) for s in STATUSES}
 
     # writing (the coordinator only) ---------------------------------------------

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from simfl.campaign.index import CampaignIndex
+from simfl.core.errors import ConfigError
 
 #: summary metrics shown first, in this order (any other number in summary.json follows)
 METRICS = ("final_accuracy", "best_accuracy", "time_to_target_s", "rounds", "sim_time_s",
@@ -79,9 +80,22 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def text_table(columns: list[str], rows: list[dict[str, Any]]) -> str:
-    """Aligned text: numbers to the right, words to the left; an empty column is left out."""
-    shown = [c for c in columns if any(r.get(c) is not None for r in rows) or c in ("run", "status")]
+def select(columns: list[str], wanted: str) -> list[str]:
+    """The columns named in ``wanted`` (``"a,b,c"``), in its order; an unknown name is a
+    :class:`ConfigError` listing the campaign's columns."""
+    chosen = list(dict.fromkeys(name.strip() for name in wanted.split(",") if name.strip()))
+    unknown = [name for name in chosen if name not in columns]
+    if unknown or not chosen:
+        raise ConfigError("--columns", unknown[0] if unknown else wanted,
+                          f"comma-separated columns of this campaign: {', '.join(columns)}")
+    return chosen
+
+
+def text_table(columns: list[str], rows: list[dict[str, Any]], drop_empty: bool = True) -> str:
+    """Aligned text: numbers to the right, words to the left; an empty column is left out
+    (unless ``drop_empty`` is false: the columns were asked for by name)."""
+    shown = [c for c in columns if not drop_empty or c in ("run", "status")
+             or any(r.get(c) is not None for r in rows)]
     cells = [[_cell(r.get(c)) for c in shown] for r in rows]
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(shown)]
     numeric = [all(isinstance(r.get(c), (int, float)) or r.get(c) is None for r in rows)

@@ -54,8 +54,8 @@ def execute(index: CampaignIndex, tasks: list[RunTask], engine_name: str, jobs: 
             while waiting or inflight:
                 while waiting and len(inflight) < engine.capacity:
                     task = waiting.pop(0)
+                    inflight[task.id] = task  # first: a stop during the write finds it
                     index.set_running(task.id)
-                    inflight[task.id] = task
                     progress.started()
                     engine.submit(task, results.put)
                 try:

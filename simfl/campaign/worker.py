@@ -60,7 +60,7 @@ def execute_run(task: RunTask) -> dict[str, Any]:
         assert isinstance(scenario, Scenario)
         with _torch_threads(None if scenario.run.timing_only else RUN_THREADS):
             result = (_resumed(Path(task.folder), scenario)
-                      or run_scenario(scenario, Path(task.folder), None))
+                      or run_scenario(scenario, Path(task.folder), None, threads=RUN_THREADS))
         write_provenance(result.out_dir, task.command, started_at,
                          Path(task.source) if task.source else None)
         return {"id": task.id, "ok": True, "folder": str(result.out_dir),
@@ -79,13 +79,16 @@ def _resumed(folder: Path, scenario: Any) -> Any:
     from simfl.experiment import resume_run
     from simfl.experiment.checkpoint import latest
     from simfl.experiment.run import scenario_digest
+    from simfl.metrics.run_lock import RunInUse
 
     try:
         if latest(folder) is not None:
             config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
             saved = Scenario.from_dict(config["scenario"])
             if scenario_digest(saved) == scenario_digest(scenario):  # type: ignore[arg-type]
-                return resume_run(folder)
+                return resume_run(folder, threads=RUN_THREADS)
+    except RunInUse:
+        raise  # another process is writing it: never empty a folder in use
     except (SimflError, OSError, ValueError, KeyError, TypeError):
         pass  # started over below
     if folder.exists():

@@ -1,6 +1,7 @@
 """The ``simfl`` command line: run, resume, sweep, results, validate, list, plot.
 
-Exit status: 0 success, 2 invalid scenario or arguments (one line naming the field,
+Exit status: 0 success (also a run whose model diverged: summary.json and stderr warn
+of it), 2 invalid scenario or arguments (one line naming the field,
 the bad value and what is allowed), 1 a run that could not write its files (one line)
 or a bug (a traceback), 141 when the output pipe closed early (``| head``), 130 on
 Ctrl-C.

@@ -1,10 +1,13 @@
-"""``simfl list``: the registered names of each extension point, with their summaries and
-the plug-ins that added them."""
+"""``simfl list``: the scenarios simfl finds by name, and the registered names of each
+extension point, with their summaries and the plug-ins that added them."""
 
 from __future__ import annotations
 
 import argparse
+import ast
+import re
 import sys
+from pathlib import Path
 
 # Importing the scenario tree defines every config class, which registers each kind in
 # its extension point's registry: ``simfl list`` reads REGISTRIES after this import.
@@ -18,12 +21,53 @@ LIST_TOPICS = ("aggregators", "local_rules", "samplers", "availability", "channe
                "macs", "placements", "mobility", "path_loss", "power_control", "fading",
                "datasets", "partitions", "models", "initialisers", "lr_schedules",
                "server_modes", "server_optimizers")
+#: every ``simfl list`` topic: the scenarios, then the extension points
+TOPICS = ("scenarios", *LIST_TOPICS)
+
+
+def summary_line(script: Path) -> str:
+    """The first sentence of a scenario script's docstring, read without running it."""
+    try:
+        doc = ast.get_docstring(ast.parse(script.read_bytes())) or ""
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return "(unreadable script)"
+    paragraph = " ".join(doc.split("\n\n")[0].split())
+    return re.split(r"(?<=[.?!])\s", paragraph, maxsplit=1)[0] or "(no docstring)"
+
+
+def scenario_scripts() -> list[tuple[str, Path]]:
+    """The scenarios a name finds, as ``simfl run NAME`` looks for them: ./scenarios
+    first, then simfl's own; a name found twice is the first."""
+    from simfl.core.config.scripts import scenario_search_dirs
+
+    found: dict[str, Path] = {}
+    for folder in scenario_search_dirs():
+        if folder.is_dir():
+            for script in sorted(folder.glob("*.py")):
+                if not script.stem.startswith("_") and script.is_file():
+                    found.setdefault(script.stem, script)
+    return sorted(found.items())
+
+
+def _list_scenarios() -> None:
+    from simfl.core.config.scripts import bundled_scenarios_dir
+
+    print("scenarios:")
+    scripts = scenario_scripts()
+    width = max([16, *(len(name) for name, _ in scripts)])
+    own = bundled_scenarios_dir().resolve()
+    for name, script in scripts:
+        where = "" if script.parent.resolve() == own else "(./scenarios) "
+        print(f"  {name:<{width}} {where}{summary_line(script)}")
 
 
 def cmd_list(args: argparse.Namespace) -> int:
     warn_failed_plugins("list", sys.stderr.write)
-    topics = [args.topic] if args.topic else list(LIST_TOPICS)
+    topics = [args.topic] if args.topic else list(TOPICS)
     for topic in topics:
+        if topic == "scenarios":
+            _list_scenarios()
+            continue
         print(f"{topic}:")
         width = max([16, *(len(entry.name) for entry in REGISTRIES[topic])])
         for entry in REGISTRIES[topic]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 
 from simfl.cli.campaigns import cmd_results, cmd_sweep
-from simfl.cli.listing import LIST_TOPICS, cmd_list
+from simfl.cli.listing import TOPICS, cmd_list
 from simfl.cli.plotting import cmd_plot
 from simfl.cli.runs import cmd_resume, cmd_run, cmd_validate
 
@@ -21,7 +21,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     def scenario_args(p: argparse.ArgumentParser) -> None:
-        p.add_argument("scenario", help="path to a scenario script, or the name of one in scenarios/")
+        p.add_argument("scenario", help="path to an existing scenario script, or the bare "
+                       "name (no / and no .py) of one in ./scenarios/ or simfl's own")
         p.add_argument("--set", action="append", metavar="KEY=VALUE",
                        help="override a dotted scenario key (value parsed as JSON when possible)")
 
@@ -32,7 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="simulate a scenario and write its run directory")
     scenario_args(run)
     run.add_argument("--seed", type=int, help="root random seed (overrides the scenario's)")
-    run.add_argument("--out", help="run directory (default runs/NAME_seedN, never overwritten)")
+    run.add_argument("--out", help="run directory (default runs/NAME_seedN, with the --set "
+                     "values between: runs/NAME_key=value_seedN; never overwritten)")
+    run.add_argument("--name", metavar="RUN_NAME", help="run directory runs/RUN_NAME instead "
+                     "(a plain folder name)")
     run.add_argument("--timing-only", action="store_true", help="simulate timing, skip training")
     run.add_argument("--events", action="store_true", help="also write the full events.csv")
     quiet_arg(run)
@@ -65,14 +69,17 @@ def build_parser() -> argparse.ArgumentParser:
     res = sub.add_parser("results", help="a campaign's runs as one table")
     res.add_argument("campaign", metavar="CAMPAIGN", help="campaign folder (made by simfl sweep)")
     res.add_argument("--csv", metavar="FILE", help="write the table as CSV to FILE")
+    res.add_argument("--columns", metavar="A,B,C", help="only these columns, in this order "
+                     "(run, the grid keys, seed, status, the summary metrics, error)")
     res.set_defaults(func=cmd_results)
 
     validate = sub.add_parser("validate", help="print the resolved scenario or what is wrong")
     scenario_args(validate)
     validate.set_defaults(func=cmd_validate)
 
-    lister = sub.add_parser("list", help="registered names of an extension point")
-    lister.add_argument("topic", nargs="?", choices=LIST_TOPICS)
+    lister = sub.add_parser("list", help="the scenarios simfl finds by name, or the "
+                            "registered names of an extension point")
+    lister.add_argument("topic", nargs="?", choices=TOPICS)
     lister.set_defaults(func=cmd_list)
 
     plot = sub.add_parser("plot", help=(

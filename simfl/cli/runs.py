@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from simfl.cli.naming import run_out_dir
 from simfl.cli.progress import Progress
 from simfl.core.config import Scenario, apply_overrides, load_scenario, parse_override
 from simfl.core.errors import SimflError
@@ -45,16 +46,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from simfl.core.config.scenario import resolve_scenario_path
+    from simfl.core.config.scripts import resolve_scenario_path
     from simfl.metrics.rundir import write_provenance
 
     started_at = time.time()
     scenario = _scenario_from_args(args)
     from simfl.experiment import run_scenario
 
+    out = run_out_dir(args.out, args.name, scenario.name,
+                      [parse_override(text) for text in args.set or []], scenario.seed)
     bar = None if args.quiet else Progress(scenario)
     try:
-        result = run_scenario(scenario, Path(args.out) if args.out else None, bar)
+        result = run_scenario(scenario, out, bar)
     finally:
         if bar:
             bar.close()
@@ -78,15 +81,15 @@ def _report(command: str, result) -> int:
 
 def cmd_resume(args: argparse.Namespace) -> int:
     from simfl.experiment import resume_run
+    from simfl.experiment.run import saved_scenario
     from simfl.metrics.rundir import write_provenance
 
     started_at = time.time()
     bar = None
     if not args.quiet:
         try:
-            config = json.loads((Path(args.dir) / "config.json").read_text(encoding="utf-8"))
-            bar = Progress(Scenario.from_dict(config["scenario"]))  # type: ignore[arg-type]
-        except (OSError, ValueError, KeyError, TypeError, SimflError):
+            bar = Progress(saved_scenario(Path(args.dir)))
+        except SimflError:
             bar = None  # resume_run says what is wrong with the folder
     try:
         result = resume_run(Path(args.dir), bar)

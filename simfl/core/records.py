@@ -74,24 +74,43 @@ class EventKind(_Named):
     ARRIVED = "arrived"
     LATE = "late"
     MAC_SLOTS = "mac_slots"
+    BAND_REFUSED = "band_refused"
     BATTERY_DEAD = "battery_dead"
     ROUND_CLOSE = "round_close"
 
 
 @dataclass(frozen=True)
 class MacSlots:
-    """Slotted-ALOHA statistics of one round for one number of contenders (``mac.csv``).
+    """Contention statistics of one round for one number of contenders (``mac.csv``).
 
     ``slots`` counts the slots of ``round`` during which exactly ``contenders`` devices
     were contending (whether or not any of them transmitted), ``successes`` the
     transmissions in those slots that got through (at most one per slot and data
     channel).
+
+    Carrier-sense MACs (``csma_ca``) count Bianchi's slots instead: ``slots`` are idle
+    slots plus busy periods (successes and collisions, DIFS included) that began while
+    ``contenders`` stations contended, and they also fill the optional fields:
+    ``idle_slots``, ``collision_slots``, ``channel_s`` (the slots' total duration) and
+    ``throughput`` (the share of ``channel_s`` that carried MPDU payload). The other
+    MACs leave them None (and ``mac.csv`` without their columns).
     """
 
     round: int
     contenders: int
     slots: int
     successes: int
+    idle_slots: int | None = None
+    collision_slots: int | None = None
+    channel_s: float | None = None
+    throughput: float | None = None
+
+    def extra(self) -> tuple[int | float, ...]:
+        """The optional fields' values for ``mac.csv`` (empty when they are None)."""
+        if self.idle_slots is None:
+            return ()
+        return (self.idle_slots, self.collision_slots or 0, self.channel_s or 0.0,
+                self.throughput or 0.0)
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,10 @@ Modules: :mod:`~simfl.experiment.run` (``run_scenario``), :mod:`~simfl.experimen
 (the build context and the builders), :mod:`~simfl.experiment.loop` (the round loop),
 :mod:`~simfl.experiment.training` (the model side of a run),
 :mod:`~simfl.experiment.trainer` (its interface, and the null trainer of timing-only
-runs), :mod:`~simfl.experiment.checkpoint` and :mod:`~simfl.experiment.journal`
-(checkpoints, and the journal a resumed run replays),
+runs), :mod:`~simfl.experiment.checkpoint`, :mod:`~simfl.experiment.checkpoint_codec`,
+:mod:`~simfl.experiment.checkpoint_check` and :mod:`~simfl.experiment.journal`
+(checkpoints: files, tree codec, checks against the live run, and the journal a
+resumed run replays),
 :mod:`~simfl.experiment.compute` (model, executor, evaluation: torch),
 :mod:`~simfl.experiment.probe` (the client-probe capability),
 :mod:`~simfl.experiment.sessions` (``population.sessions`` wired up) and

@@ -25,7 +25,7 @@ from simfl.core.records import Arrival, RoundOutcome, TrainJob, with_lr_scale
 from simfl.core.rng import RngTree
 from simfl.experiment.build import (build_client_sampler, build_context, build_online,
                                     build_probe, build_simulation, build_trainer,
-                                    check_local_rule)
+                                    check_local_rule, write_mobility)
 from simfl.experiment.gc_tuning import FREEZE_EVERY_S, gc_for_many_objects
 from simfl.experiment.loop import ProgressFn
 from simfl.experiment.model_files import write_models
@@ -79,6 +79,7 @@ class ContinuousLoop:
         try:
             with gc_for_many_objects() as freeze_survivors:
                 while run.rounds is None or self.n_rounds < run.rounds:
+                    self.sim.mobility.advance(self.sim.now_s)  # positions at each step
                     step = clock.run_step(run.horizon_s)
                     if step is None:
                         if clock.end_reason == "stall":
@@ -179,13 +180,13 @@ class ContinuousLoop:
 
 
 def run_continuous(scenario: Scenario, out_dir: Path | None = None,
-                   progress: ProgressFn | None = None):
+                   progress: ProgressFn | None = None, threads: int | None = None):
     """:func:`~simfl.experiment.run.run_scenario` for the asynchronous modes: the same
-    components and run directory, :class:`ContinuousLoop` instead of the round loop."""
+    components and run directory, :class:`ContinuousLoop` instead of the round loop
+    (the scenario has passed the preflight; ``threads``: torch's thread count, for the
+    summary)."""
     from simfl.experiment.run import RunResult, default_out_dir, eval_columns, versions
-    from simfl.preflight import preflight
 
-    preflight(scenario)
     started_s = time.perf_counter()
     check_local_rule(scenario)
     ctx = build_context(scenario)
@@ -207,7 +208,9 @@ def run_continuous(scenario: Scenario, out_dir: Path | None = None,
     finally:
         recorder.flush(force=True)
     recorder.clients(client_table(sim.battery.table(), sim.radio_map))
+    write_mobility(out_dir, sim.mobility)
     write_models(out_dir, trainer)
     summary = recorder.finish(sim.now_s, sim.n_events, sim.events if scenario.run.events else None,
-                              {**probe.counts, **loop.summary(), "warnings": loop.warnings()})
+                              {**probe.counts, **loop.summary(), "torch_threads": threads,
+                               "warnings": loop.warnings()})
     return RunResult(out_dir, summary, recorder.outcomes, trainer.params)

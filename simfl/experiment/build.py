@@ -9,6 +9,7 @@ takes that :class:`BuildContext` first and the already-built collaborators it ne
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,11 +23,16 @@ from simfl.core.registry import registry
 from simfl.core.rng import RngTree
 from simfl.experiment.probe import RunProbe
 from simfl.experiment.trainer import NullTrainer, Trainer
+from simfl.metrics.rundir import write_csv
 from simfl.sim.availability.models import build_availability
 from simfl.sim.energy.battery import build_energy_source
 from simfl.sim.links.channel import Links, build_link
 from simfl.sim.mac.kinds import build_mac
+from simfl.sim.radio.broadcast import Broadcast
+from simfl.sim.radio.capture import air_of
+from simfl.sim.radio.fading import build_fading
 from simfl.sim.radio.link import RadioLink
+from simfl.sim.radio.mobility import STILL, Mover, build_mover
 from simfl.sim.radio.propagation import build_radio_map
 from simfl.sim.radio.radio_map import RadioMap
 from simfl.sim.availability.sessions import SessionOnline
@@ -122,7 +128,7 @@ def build_simulation(ctx: BuildContext, online) -> Simulation:
     speeds = compute.median_samples_per_s * np.exp(
         compute.sigma * rngs.stream("population/compute").standard_normal(task.n_clients))
     env = simpy.Environment()
-    links, radio_map = build_links(scenario, rngs)
+    links, radio_map, mobility = build_links(scenario, rngs)
     energy = build_energy_source(task.n_clients, scenario.population.battery,
                                  scenario.population.energy, rngs,
                                  _nominal_rate_bps(net_cfg.uplink))
@@ -131,25 +137,43 @@ def build_simulation(ctx: BuildContext, online) -> Simulation:
         work_samples=np.asarray(task.work_samples(ctx.n_samples), dtype=float),
         samples_per_s=speeds,
         online=online,
-        links=links, radio_map=radio_map,
+        links=links, radio_map=radio_map, mobility=mobility,
         model_bytes=ctx.model_bytes, arq_max_attempts=net_cfg.arq_max_attempts,
         clients_per_round=server.clients_per_round, overcommit=server.overcommit,
         deadline_s=server.deadline_s, keep_events=scenario.run.events, battery=energy,
-        mac=build_mac(net_cfg.mac, env, rngs, task.n_clients, energy.charge_transmissions),
-        keep_late=ctx.keep_late, env=env)
+        mac=build_mac(net_cfg.mac, env, rngs, task.n_clients, energy.charge_transmissions,
+                      air=air_of(net_cfg, radio_map)),
+        keep_late=ctx.keep_late, env=env,
+        broadcast=(Broadcast(ctx.model_bytes, _nominal_rate_bps(net_cfg.downlink), radio_map)
+                   if net_cfg.downlink_mode == "broadcast" else None))
 
 
-def build_links(scenario: Scenario, rngs: RngTree) -> tuple[Links, RadioMap | None]:
+def build_links(scenario: Scenario, rngs: RngTree) -> tuple[Links, RadioMap | None, Mover]:
     """The two links, from the channels or, with ``network.radio``, from geometry (then
-    also the radio map: positions, access points and mean path gains)."""
+    also the radio map: positions, access points and mean path gains, and the mover that
+    moves them; both directions fade independently, each with its own memory)."""
     net_cfg = scenario.network
     if net_cfg.radio is None:
-        return Links(build_link(net_cfg.downlink, rngs), build_link(net_cfg.uplink, rngs)), None
-    radio_map, _ = build_radio_map(scenario.population.placement, net_cfg.cells, net_cfg.radio,
-                                   scenario.task.n_clients, rngs)
-    threshold = net_cfg.sinr_threshold_db
-    return Links(RadioLink(net_cfg.downlink, radio_map, "downlink", None, threshold, rngs),
-                 RadioLink(net_cfg.uplink, radio_map, "uplink", None, threshold, rngs)), radio_map
+        links = Links(build_link(net_cfg.downlink, rngs), build_link(net_cfg.uplink, rngs))
+        return links, None, STILL
+    n_clients = scenario.task.n_clients
+    radio_map, propagation = build_radio_map(scenario.population.placement, net_cfg.cells,
+                                             net_cfg.radio, n_clients, rngs)
+    threshold, fading = net_cfg.sinr_threshold_db, net_cfg.radio.fading
+    down, up = (RadioLink(channel, radio_map, direction,
+                          build_fading(fading, direction, rngs, n_clients), threshold, rngs)
+                for channel, direction in ((net_cfg.downlink, "downlink"),
+                                           (net_cfg.uplink, "uplink")))
+    mover = build_mover(scenario.population.mobility, radio_map, propagation, rngs,
+                        scenario.run.mobility_csv)
+    return Links(down, up), radio_map, mover
+
+
+def write_mobility(out_dir: Path, mover: Mover) -> None:
+    """Write ``mobility.csv`` into ``out_dir`` when the run asked for it (``run.mobility_csv``)."""
+    table = mover.table()
+    if table is not None:
+        write_csv(out_dir / "mobility.csv", list(table), zip(*table.values()))
 
 
 def build_trainer(ctx: BuildContext, online) -> Trainer:

@@ -12,127 +12,38 @@ A checkpoint is written in a temporary folder, renamed into place, and only then
 in ``LATEST`` (replaced with :func:`os.replace`), so a process killed at any instant
 leaves the previous checkpoint readable. Nothing is pickled: the state is a tree of
 numbers, strings, lists, tuples, dicts, numpy arrays, torch tensors and dataclasses or
-named tuples of the code already loaded; anything else is refused when saving, with
-the path to the value that is not allowed.
+named tuples of the code already loaded (:mod:`~simfl.experiment.checkpoint_codec`);
+anything else is refused when saving, with the path to the value that is not allowed.
+Reading trusts nothing: every file is read bounded and checked (:func:`load`), and a
+resumed run checks the state against itself before using any of it
+(:mod:`~simfl.experiment.checkpoint_check`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import math
 import os
+import re
 import shutil
-import sys
+import stat
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from simfl.core.errors import SimflError
+from simfl.experiment.checkpoint_codec import CheckpointError, Decoder, Encoder
 
 FOLDER = "checkpoint"
 LATEST = "LATEST"
 STATE, TENSORS, ARRAYS = "state.json", "tensors.pt", "arrays.npz"
 
 
-class CheckpointError(SimflError):
-    """A checkpoint that cannot be written, read, or used for this run."""
-
-
-# ---- the tree codec ------------------------------------------------------------------
-
-class _Encoder:
-    def __init__(self) -> None:
-        self.tensors: dict[str, Any] = {}
-        self.arrays: dict[str, np.ndarray] = {}
-
-    def __call__(self, value: Any, path: str) -> Any:
-        if isinstance(value, (np.ndarray, np.generic)):  # first: np.float64 is a float
-            if value.dtype.hasobject:
-                raise CheckpointError(f"cannot checkpoint {path}: an array of Python objects")
-            key = f"a{len(self.arrays)}"
-            self.arrays[key] = np.asarray(value)
-            return {"$array": key, "scalar": isinstance(value, np.generic)}
-        if value is None or isinstance(value, (bool, int, str)):
-            return value
-        if isinstance(value, float):
-            return value if math.isfinite(value) else {"$float": repr(value)}
-        if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
-            key = f"t{len(self.tensors)}"
-            self.tensors[key] = value.detach()
-            return {"$tensor": key}
-        if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple
-            return self._record(value, dict(zip(getattr(value, "_fields"), value)), path)
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-            return self._record(value, fields, path)
-        if isinstance(value, list):
-            return [self(v, f"{path}[{i}]") for i, v in enumerate(value)]
-        if isinstance(value, tuple):
-            return {"$tuple": [self(v, f"{path}[{i}]") for i, v in enumerate(value)]}
-        if isinstance(value, dict) and all(isinstance(k, str) and not k.startswith("$")
-                                           for k in value):  # readable as a JSON object
-            return {k: self(v, f"{path}[{k!r}]") for k, v in value.items()}
-        if isinstance(value, dict):
-            return {"$dict": [[self(k, f"{path} key"), self(v, f"{path}[{k!r}]")]
-                              for k, v in value.items()]}
-        raise CheckpointError(f"cannot checkpoint {path}: a {type(value).__name__} (checkpoints "
-                              "hold numbers, strings, lists, dicts, arrays, tensors and "
-                              "dataclasses of them)")
-
-    def _record(self, value: Any, fields: dict[str, Any], path: str) -> dict[str, Any]:
-        cls = type(value)
-        return {"$record": f"{cls.__module__}:{cls.__qualname__}",
-                "fields": {k: self(v, f"{path}.{k}") for k, v in fields.items()}}
-
-
-def _record_class(name: str) -> type:
-    """A dataclass or named tuple of a module already loaded; never imports anything."""
-    module_name, _, qualname = name.partition(":")
-    obj: Any = sys.modules.get(module_name)
-    for part in qualname.split("."):
-        obj = getattr(obj, part, None)
-    if not isinstance(obj, type) or not (dataclasses.is_dataclass(obj) or
-                                         (issubclass(obj, tuple) and hasattr(obj, "_fields"))):
-        raise CheckpointError(f"the checkpoint names {name}, which is not a loaded dataclass")
-    return obj
-
-
-def _decode(node: Any, tensors: dict[str, Any], arrays: dict[str, np.ndarray]) -> Any:
-    if isinstance(node, list):
-        return [_decode(v, tensors, arrays) for v in node]
-    if not isinstance(node, dict):
-        return node
-    if "$float" in node:
-        return float(node["$float"])
-    if "$array" in node:
-        array = arrays[node["$array"]]
-        return array[()] if node["scalar"] else array
-    if "$tensor" in node:
-        return tensors[node["$tensor"]]
-    if "$tuple" in node:
-        return tuple(_decode(v, tensors, arrays) for v in node["$tuple"])
-    if "$dict" in node:
-        return {_hashable(_decode(k, tensors, arrays)): _decode(v, tensors, arrays)
-                for k, v in node["$dict"]}
-    if "$record" in node:
-        cls = _record_class(node["$record"])
-        return cls(**{k: _decode(v, tensors, arrays) for k, v in node["fields"].items()})
-    if any(k.startswith("$") for k in node):
-        raise CheckpointError(f"unknown node in the checkpoint: {sorted(node)}")
-    return {k: _decode(v, tensors, arrays) for k, v in node.items()}
-
-
-def _hashable(key: Any) -> Any:
-    return key.item() if isinstance(key, np.generic) else key
-
-
 # ---- files ---------------------------------------------------------------------------
 
 def save(run_dir: Path, rounds_done: int, state: dict[str, Any]) -> Path:
     """Write ``state`` as the checkpoint after ``rounds_done`` rounds; returns its folder."""
-    encode = _Encoder()
+    encode = Encoder()
     tree = encode(state, "state")
     root = Path(run_dir) / FOLDER
     name = f"round_{rounds_done:06d}"
@@ -160,7 +71,7 @@ def save(run_dir: Path, rounds_done: int, state: dict[str, Any]) -> Path:
     for old in root.iterdir():  # earlier checkpoints, and partial ones of a killed writer
         if old.name in (name, LATEST):
             continue
-        if old.is_dir():
+        if old.is_dir() and not old.is_symlink():
             shutil.rmtree(old, ignore_errors=True)
         else:
             old.unlink()
@@ -178,34 +89,142 @@ def _sync(handle: Any) -> None:
     os.fsync(handle.fileno())
 
 
+#: the longest ``LATEST`` file and ``state.json`` read (a checkpoint's names are short;
+#: its JSON holds no tensor or array, only a journal of a few numbers per round)
+MAX_LATEST_BYTES, MAX_STATE_BYTES = 64, 1 << 30
+NAME = re.compile(r"round_[0-9]{6,}")
+
+
 def latest(run_dir: Path) -> Path | None:
     """The newest complete checkpoint of ``run_dir``, or None when it has none."""
-    pointer = Path(run_dir) / FOLDER / LATEST
-    if not pointer.is_file():
+    root = Path(run_dir) / FOLDER
+    pointer = root / LATEST
+    if not os.path.lexists(pointer):
         return None
-    folder = pointer.parent / pointer.read_text(encoding="ascii").strip()
-    if not (folder / STATE).is_file():
-        raise CheckpointError(f"{pointer} names {folder.name}, which has no {STATE}")
+    if root.is_symlink():
+        raise CheckpointError(f"{root} is a link: a checkpoint folder must be the run's own")
+    try:
+        name = _read(pointer, MAX_LATEST_BYTES).decode("ascii").strip()
+    except UnicodeDecodeError:
+        name = ""
+    if not NAME.fullmatch(name):
+        raise CheckpointError(f"{pointer} does not name a checkpoint (expected a name such as "
+                              "round_000012)")
+    folder = root / name
+    if folder.is_symlink() or not (folder / STATE).is_file():
+        raise CheckpointError(f"{pointer} names {name}, which has no {STATE}")
     return folder
 
 
-def load(folder: Path, device: Any = None) -> dict[str, Any]:
-    """Read the checkpoint in ``folder`` (tensors onto ``device``, default where saved)."""
+def _read(path: Path, limit: int) -> bytes:
+    """The bytes of the regular file ``path``, which must hold at most ``limit`` of them."""
+    _regular(path)
     try:
-        tree = json.loads((folder / STATE).read_text(encoding="utf-8"))
-        tensors: dict[str, Any] = {}
-        if (folder / TENSORS).exists():
-            import torch
+        with open(path, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as err:
+        raise CheckpointError(f"cannot read {path}: {err.strerror or err}") from None
+    if len(data) > limit:
+        raise CheckpointError(f"{path} is larger than a checkpoint's {limit:,} bytes")
+    return data
 
-            tensors = torch.load(folder / TENSORS, map_location=device, weights_only=True)
-        arrays: dict[str, np.ndarray] = {}
-        if (folder / ARRAYS).exists():
-            with np.load(folder / ARRAYS, allow_pickle=False) as stored:
-                arrays = {key: stored[key] for key in stored.files}
-    except (OSError, ValueError, RuntimeError) as err:  # json, npz and torch errors
-        raise CheckpointError(f"cannot read the checkpoint {folder}: "
+
+def _regular(path: Path) -> None:
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except OSError as err:
+        raise CheckpointError(f"cannot read {path}: {err.strerror or err}") from None
+    if not regular:
+        raise CheckpointError(f"{path} is not a regular file")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed in a checkpoint")
+
+
+def load(folder: Path, device: Any = None) -> dict[str, Any]:
+    """Read the checkpoint in ``folder`` (tensors onto ``device``, default where saved).
+
+    Every file is read bounded and checked before it is used: the JSON strictly, the
+    tensors with ``weights_only=True`` (no pickle runs) after their zip's sizes were
+    checked against the file, the arrays with ``allow_pickle=False`` after each array's
+    declared size was; any problem is one :class:`CheckpointError`.
+    """
+    folder = Path(folder)
+    try:
+        tree = json.loads(_read(folder / STATE, MAX_STATE_BYTES).decode("utf-8"),
+                          parse_constant=_no_constant)
+        tensors = _tensors(folder / TENSORS, device)
+        arrays = _arrays(folder / ARRAYS)
+        state = Decoder(tensors, arrays)(tree)
+    except CheckpointError:
+        raise
+    except RecursionError:
+        raise CheckpointError(f"the checkpoint {folder} is nested too deeply") from None
+    except (ValueError, UnicodeDecodeError) as err:
+        raise CheckpointError(f"cannot read {folder / STATE}: "
                               f"{' '.join(str(err).split())}") from None
-    state = _decode(tree, tensors, arrays)
     if not isinstance(state, dict):
         raise CheckpointError(f"{folder / STATE} does not hold a checkpoint")
     return state
+
+
+def _tensors(path: Path, device: Any) -> dict[str, Any]:
+    if not os.path.lexists(path):
+        return {}
+    _check_zip(path, lambda stream, info: None)
+    import torch
+
+    try:
+        with open(path, "rb") as handle:
+            found = torch.load(handle, map_location=device, weights_only=True)
+    except Exception as err:  # torch raises many kinds on a damaged file; none is a bug
+        raise CheckpointError(f"cannot read {path}: {' '.join(str(err).split())[:200]}") \
+            from None
+    if not (isinstance(found, dict) and all(isinstance(k, str) and isinstance(v, torch.Tensor)
+                                            for k, v in found.items())):
+        raise CheckpointError(f"{path} does not hold named tensors")
+    return found
+
+
+def _arrays(path: Path) -> dict[str, np.ndarray]:
+    if not os.path.lexists(path):
+        return {}
+    _check_zip(path, _check_npy)
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            return {key: stored[key] for key in stored.files}
+    except Exception as err:  # numpy and zipfile raise many kinds on a damaged file
+        raise CheckpointError(f"cannot read {path}: {' '.join(str(err).split())[:200]}") \
+            from None
+
+
+def _check_zip(path: Path, check_member: Any) -> None:
+    """``path`` is a zip whose members together claim no more bytes than the file holds
+    (what torch and numpy write: stored, not compressed), each passing ``check_member``."""
+    _regular(path)
+    size = path.stat().st_size
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+            if sum(info.file_size for info in members) > size:
+                raise CheckpointError(f"{path} claims more bytes than it holds")
+            for info in members:
+                with archive.open(info) as stream:
+                    check_member(stream, info)
+    except CheckpointError:
+        raise
+    except Exception as err:  # zipfile.BadZipFile, a truncated member, a bad header...
+        raise CheckpointError(f"cannot read {path}: {' '.join(str(err).split())[:200]}") \
+            from None
+
+
+def _check_npy(stream: Any, info: zipfile.ZipInfo) -> None:
+    """An array of plain numbers whose declared size fits in its member."""
+    fmt = np.lib.format
+    version = fmt.read_magic(stream)
+    header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+    shape, _, dtype = header(stream)
+    if dtype.hasobject or int(np.prod(shape, dtype=object)) * dtype.itemsize > info.file_size:
+        raise CheckpointError(f"arrays.npz: {info.filename} is not an array of numbers that "
+                              "fits in the file")

@@ -13,18 +13,21 @@ from pathlib import Path
 from typing import Any
 
 from simfl.core.config import Scenario
-from simfl.core.errors import ConfigError
+from simfl.core.errors import ConfigError, SimflError
 from simfl.core.records import RoundOutcome
 from simfl.experiment import checkpoint
 from simfl.experiment.build import (BuildContext, build_client_sampler, build_context,
-                                    build_online, build_probe, build_simulation,
-                                    build_trainer, check_local_rule)
+                                    build_online, build_probe, build_simulation, build_trainer,
+                                    check_local_rule, write_mobility)
 from simfl.experiment.checkpoint import CheckpointError
+from simfl.experiment.checkpoint_check import check_state, check_top
 from simfl.experiment.journal import JournaledTrainer
 from simfl.experiment.loop import ProgressFn, RoundLoop
 from simfl.experiment.model_files import write_models
-from simfl.metrics.recorder import RunRecorder
-from simfl.metrics.rundir import fresh_run_dir
+from simfl.experiment.threads import torch_threads
+from simfl.metrics.recorder import TABLES, RunRecorder
+from simfl.metrics.run_lock import RunLock
+from simfl.metrics.rundir import EVAL_COLUMNS, check_tables, fresh_run_dir
 from simfl.preflight import preflight
 from simfl.sim.radio.radio_map import client_table
 
@@ -52,19 +55,32 @@ def default_out_dir(scenario: Scenario) -> Path:
 
 
 def run_scenario(scenario: Scenario, out_dir: Path | None = None,
-                 progress: ProgressFn | None = None) -> RunResult:
-    """Simulate ``scenario`` and write its run directory (a fresh one by default)."""
-    if not scenario.server.mode.synchronous:  # async or buffered: no rounds
-        from simfl.experiment.async_loop import run_continuous
+                 progress: ProgressFn | None = None, *, threads: int | None = None) -> RunResult:
+    """Simulate ``scenario`` and write its run directory (a fresh one by default).
 
-        return run_continuous(scenario, out_dir, progress)
+    ``threads`` forces torch's thread count (a campaign's runs use one), in place of
+    ``run.threads`` and the choice by model size (:mod:`simfl.experiment.threads`).
+    """
     preflight(scenario)  # every check that needs no training, before anything is allocated
-    started_s = time.perf_counter()
-    return _Run(scenario, started_s, out_dir).go(progress)
+    with torch_threads(scenario, threads) as chosen:
+        if not scenario.server.mode.synchronous:  # async or buffered: no rounds
+            from simfl.experiment.async_loop import run_continuous
+
+            return run_continuous(scenario, out_dir, progress, chosen)
+        started_s = time.perf_counter()
+        run = _Run(scenario, started_s, out_dir)
+        lock = RunLock(run.out_dir).acquire() if run.every is not None else None
+        try:
+            return run.go(progress, chosen)
+        finally:
+            if lock is not None:
+                lock.release()
 
 
-def resume_run(run_dir: Path | str, progress: ProgressFn | None = None) -> RunResult:
-    """Continue the run in ``run_dir`` from its latest checkpoint.
+def resume_run(run_dir: Path | str, progress: ProgressFn | None = None, *,
+               threads: int | None = None) -> RunResult:
+    """Continue the run in ``run_dir`` from its latest checkpoint (``threads`` as in
+    :func:`run_scenario`).
 
     The completed rounds are replayed on the timing side (no training: the checkpoint's
     journal answers for the model), which rebuilds the clock, batteries, availability,
@@ -73,25 +89,41 @@ def resume_run(run_dir: Path | str, progress: ProgressFn | None = None) -> RunRe
     The finished run's tables are the same, byte for byte, as an uninterrupted run's.
     """
     run_dir = Path(run_dir)
-    config_path = run_dir / "config.json"
-    if not config_path.is_file():
+    if not (run_dir / "config.json").is_file():
         raise ConfigError("run folder", str(run_dir), "a run folder (it has no config.json)")
-    if (run_dir / "summary.json").exists():
-        raise CheckpointError(f"{run_dir} is finished (it has a summary.json): nothing to "
-                              "resume")
-    found = checkpoint.latest(run_dir)
-    if found is None:
-        raise CheckpointError(f"{run_dir} has no checkpoint to resume from (set "
-                              "run.checkpoint_every_rounds to write them)")
+    lock = RunLock(run_dir).acquire()  # one writer: a second resume is refused here
     try:
-        tree = json.loads(config_path.read_text(encoding="utf-8"))["scenario"]
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise CheckpointError(f"cannot read the scenario from {config_path}: {err}") from None
-    scenario = Scenario.from_dict(tree)
+        if (run_dir / "summary.json").exists():
+            raise CheckpointError(f"{run_dir} is finished (it has a summary.json): nothing "
+                                  "to resume")
+        found = checkpoint.latest(run_dir)
+        if found is None:
+            raise CheckpointError(f"{run_dir} has no checkpoint to resume from (set "
+                                  "run.checkpoint_every_rounds to write them)")
+        scenario = saved_scenario(run_dir)
+        preflight(scenario)
+        with torch_threads(scenario, threads) as chosen:
+            started_s = time.perf_counter()
+            return _Run(scenario, started_s, run_dir, resume_from=found).go(progress, chosen)
+    finally:
+        lock.release()
+
+
+def saved_scenario(run_dir: Path) -> Scenario:
+    """The scenario of the run in ``run_dir``, from its ``config.json``."""
+    path = Path(run_dir) / "config.json"
+    try:
+        tree = json.loads(path.read_text(encoding="utf-8"))["scenario"]
+        if not isinstance(tree, dict):
+            raise TypeError(f"its scenario is a {type(tree).__name__}, not an object")
+        scenario = Scenario.from_dict(tree)
+    except SimflError:
+        raise
+    except (OSError, ValueError, LookupError, TypeError, AttributeError, RecursionError) as err:
+        raise CheckpointError(f"cannot read the scenario from {path}: "
+                              f"{' '.join(str(err).split())[:200]}") from None
     assert isinstance(scenario, Scenario)
-    preflight(scenario)
-    started_s = time.perf_counter()
-    return _Run(scenario, started_s, run_dir, resume_from=found).go(progress)
+    return scenario
 
 
 def eval_columns(ctx: BuildContext) -> tuple[str, ...]:
@@ -122,9 +154,13 @@ class _Run:
         trainer = build_trainer(ctx, online)
         self.every = scenario.run.checkpoint_every_rounds
         self.saved: dict[str, Any] | None = None
+        live_trainer: dict[str, Any] = {}
         if resume_from is not None:
             self.saved = checkpoint.load(resume_from, trainer.device)
+            check_top(self.saved, int(resume_from.name[len("round_"):]),
+                      scenario.run.rounds)
             self._check_saved(scenario)
+            live_trainer = trainer.snapshot()
             trainer = JournaledTrainer(trainer, self.saved["journal"])
         elif self.every is not None:
             trainer = JournaledTrainer(trainer)
@@ -143,6 +179,10 @@ class _Run:
                                     resume=resume_from is not None)
         self.loop = RoundLoop(scenario, self.sim, sampler, trainer, self.recorder, ctx.rngs,
                               ctx.n_samples)
+        if self.saved is not None:  # all of it checked before any file is touched
+            check_state(self.saved, self._fingerprint(), live_trainer, ctx.n_clients,
+                        len(EVAL_COLUMNS) + len(eval_columns(ctx)), TABLES)
+            check_tables(out_dir, TABLES, self.saved["recorder"]["sizes"])
 
     def _check_saved(self, scenario: Scenario) -> None:
         saved = self.saved
@@ -155,7 +195,7 @@ class _Run:
             raise CheckpointError("the checkpoint belongs to another scenario than the run "
                                   "folder's config.json")
 
-    def go(self, progress: ProgressFn | None) -> RunResult:
+    def go(self, progress: ProgressFn | None, threads: int | None) -> RunResult:
         replay = 0 if self.saved is None else int(self.saved["rounds_done"])
         try:
             self.loop.run(progress, self._round_end, replay)
@@ -167,7 +207,9 @@ class _Run:
                                   "does not replay the way it ran")
         sim, recorder = self.sim, self.recorder
         recorder.clients(client_table(sim.battery.table(), sim.radio_map))
-        extra = {**self.probe.counts, "warnings": self.probe.warnings + self.loop.warnings()}
+        write_mobility(self.out_dir, sim.mobility)
+        extra = {**self.probe.counts, "torch_threads": threads,
+                 "warnings": self.probe.warnings + self.loop.warnings()}
         if self.saved is not None:
             extra["resumed_after_round"] = replay
         write_models(self.out_dir, self.trainer)  # before summary.json: a finished run has them

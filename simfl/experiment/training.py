@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any, Mapping
 
 import numpy as np
@@ -19,6 +20,7 @@ from simfl.core.errors import SimflError
 from simfl.core.records import RoundOutcome, TrainJob, with_lr_scale
 from simfl.core.rng import RngTree
 from simfl.experiment.model_files import BestModel
+from simfl.experiment.model_warnings import divergence, never_updated
 from simfl.experiment.trainer import NullTrainer, Trainer
 from simfl.metrics.recorder import RunRecorder
 
@@ -50,6 +52,9 @@ class ModelTrainer:
         self.n_trained = 0
         self.stepped = False  # whether any round moved the global model
         self.waiting_for: float | None = None  # the aggregator's last WAITING_FOR, if any
+        #: [rounds completed, t_s, loss] of the first evaluation that found the model or
+        #: its loss not finite (NaN or infinite); None while every one was finite
+        self.diverged: list[float] | None = None
         self._stats = None
         self.best = BestModel()  # the global model of the best evaluation (model_best.pt)
 
@@ -158,6 +163,8 @@ class ModelTrainer:
         accuracy, loss = self._scored[2]
         self.accuracy = accuracy
         self.best.offer(accuracy, self.params)
+        if self.diverged is None and not (math.isfinite(loss) and _finite(self.params)):
+            self.diverged = [completed, t_s, loss]
         recorder.evaluation(t_s, completed, accuracy, loss, *extra, *self._scored[3])
 
     @property
@@ -172,8 +179,8 @@ class ModelTrainer:
                 "versions": self.versions,
                 "accuracy": self.accuracy, "n_timed_evals": self._n_timed_evals,
                 "n_trained": self.n_trained, "stepped": self.stepped,
-                "waiting_for": self.waiting_for, "sessions": self.sessions.snapshot(),
-                "best": self.best.snapshot(),
+                "waiting_for": self.waiting_for, "diverged": self.diverged,
+                "sessions": self.sessions.snapshot(), "best": self.best.snapshot(),
                 "client_buffers": getattr(self.compute.net, "client_buffers", None)}
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -182,6 +189,7 @@ class ModelTrainer:
         self.versions, self.accuracy = state["versions"], state["accuracy"]
         self._n_timed_evals, self.n_trained = state["n_timed_evals"], state["n_trained"]
         self.stepped, self.waiting_for = state["stepped"], state["waiting_for"]
+        self.diverged = state.get("diverged")
         self.sessions.restore(state["sessions"])
         self.best.restore(state["best"])
         if state["client_buffers"] is not None:  # FedBN: each client's own buffers
@@ -206,28 +214,19 @@ class ModelTrainer:
         return self._client_stats().features(kind, self.params, clients, noise_batch)
 
     def warnings(self, n_arrived: int, n_rounds: int) -> list[str]:
-        """What a user must know to read the run's result (``summary.json`` ``warnings``):
-        :func:`never_updated`."""
+        """What a user must know to read the run's result (``summary.json`` ``warnings``).
+
+        Two cases: the global model diverged (:func:`divergence`), and updates arrived
+        but the global model never moved (:func:`never_updated`).
+        """
+        found = divergence(self.diverged)
         if self.stepped or n_arrived == 0:
-            return []
-        return [never_updated(self.server, self.n_trained, self.waiting_for, n_arrived,
-                              n_rounds)]
+            return found
+        return found + [never_updated(self.server, self.n_trained, self.waiting_for,
+                                      n_arrived, n_rounds)]
 
 
-def never_updated(server: Any, n_trained: int, waiting_for: float | None, n_arrived: int,
-                  n_rounds: int) -> str:
-    """The warning of a run whose global model never moved although updates arrived.
 
-    No round reached ``server.min_updates``, or the aggregator never stepped (e.g. MIFA
-    with ``init = "wait_for_all"`` while some client never reports); every evaluation is
-    then one of the initial model.
-    """
-    if n_trained == 0:
-        why = (f"no round had the server.min_updates = {server.min_updates} arrivals it "
-               "takes to train")
-    else:
-        why = f"the {server.algorithm.kind} aggregator applied none of them"
-        if waiting_for:
-            why += f" (it was still waiting for the updates of {int(waiting_for)} clients)"
-    return (f"the global model was never updated: {n_arrived} updates arrived in "
-            f"{n_rounds} rounds but {why}; every evaluation is of the initial model")
+def _finite(params: Any) -> bool:
+    """Whether every tensor of the model ``params`` holds only finite numbers."""
+    return all(bool(v.isfinite().all()) for v in params.values())

@@ -9,9 +9,9 @@ from typing import Any, Sequence
 
 from simfl.core.records import Event, RoundOutcome
 from simfl.metrics.invariants import check_energy, check_rounds
-from simfl.metrics.rundir import (EVAL_COLUMNS, EVENT_COLUMNS, MAC_COLUMNS, ROUND_COLUMNS,
-                                  append_text, csv_text, cut_tables, table_sizes, write_atomic,
-                                  write_csv, write_json)
+from simfl.metrics.rundir import (CSMA_COLUMNS, EVAL_COLUMNS, EVENT_COLUMNS, MAC_COLUMNS,
+                                  ROUND_COLUMNS, append_text, csv_text, cut_tables, table_sizes,
+                                  write_atomic, write_csv, write_json)
 
 #: the tables the recorder appends to while the run goes on
 TABLES = ("rounds.csv", "evals.csv", "mac.csv")
@@ -93,9 +93,11 @@ class RunRecorder:
         if outcome.mac_slots is not None:  # a contention MAC: mac.csv, from its first round on
             if self._pending_mac is None:
                 if not self.silent:
-                    write_atomic(self.out_dir / "mac.csv", csv_text(MAC_COLUMNS, ()))
+                    carrier_sense = any(s.extra() for s in outcome.mac_slots)
+                    columns = MAC_COLUMNS + (CSMA_COLUMNS if carrier_sense else ())
+                    write_atomic(self.out_dir / "mac.csv", csv_text(columns, ()))
                 self._pending_mac = []
-            self._pending_mac += [(s.round, s.contenders, s.slots, s.successes)
+            self._pending_mac += [(s.round, s.contenders, s.slots, s.successes, *s.extra())
                                   for s in outcome.mac_slots]
         self.flush()
 
@@ -167,7 +169,7 @@ class RunRecorder:
     def restore(self, state: dict[str, Any]) -> None:
         """Go on from a checkpoint: the tables cut back to their sizes then (rows a killed
         run appended after it go), the evaluation totals restored, writing resumed."""
-        cut_tables(self.out_dir, state["sizes"])
+        cut_tables(self.out_dir, TABLES, state["sizes"])
         self.eval_rows[:] = state["eval_rows"]
         self._final_accuracy = state["final_accuracy"]
         self._best_accuracy = state["best_accuracy"]

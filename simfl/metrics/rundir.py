@@ -21,6 +21,8 @@ ROUND_COLUMNS = ("round", "t_open_s", "t_close_s", "n_available", "n_selected", 
 EVAL_COLUMNS = ("t_s", "round", "accuracy", "loss")
 EVENT_COLUMNS = ("t_s", "kind", "round", "client", "detail")
 MAC_COLUMNS = ("round", "contenders", "slots", "successes")
+#: the further columns of mac.csv when the MAC counts carrier-sense slots (``csma_ca``)
+CSMA_COLUMNS = ("idle_slots", "collision_slots", "channel_s", "throughput")
 UPDATE_COLUMNS = ("t_s", "client", "base_version", "applied_version", "staleness", "weight",
                   "job")
 
@@ -75,16 +77,29 @@ def table_sizes(folder: Path, names: Sequence[str]) -> dict[str, int | None]:
             for name in names}
 
 
-def cut_tables(folder: Path, sizes: dict[str, int | None]) -> None:
-    """Cut each table back to its size in ``sizes`` (the rows appended since go); one of
-    size None is removed. A table shorter than its size means the folder was changed."""
-    for name, size in sizes.items():
-        path = folder / name
+def check_tables(folder: Path, names: Sequence[str], sizes: dict[str, int | None]) -> None:
+    """``sizes`` gives a size (None: not written yet) for exactly the tables ``names``,
+    and each sized table in ``folder`` is a plain file at least that long."""
+    if set(sizes) != set(names):
+        raise SimflError(f"the checkpoint sizes the tables {sorted(sizes)}; this run's are "
+                         f"{sorted(names)}")
+    for name in names:  # paths built from the run's own names, never from ``sizes``
+        size, path = sizes[name], folder / name
+        if size is not None and (path.is_symlink() or not path.is_file()
+                                 or path.stat().st_size < size):
+            raise SimflError(f"{path} is not a plain file of at least {size} bytes as at the "
+                             "checkpoint: the run folder was changed since")
+
+
+def cut_tables(folder: Path, names: Sequence[str], sizes: dict[str, int | None]) -> None:
+    """Cut each table of ``names`` back to its size in ``sizes`` (the rows appended since
+    go); one of size None is removed. Everything is checked (:func:`check_tables`) before
+    the first table is cut."""
+    check_tables(folder, names, sizes)
+    for name in names:
+        size, path = sizes[name], folder / name
         if size is None:
             path.unlink(missing_ok=True)
-        elif not path.is_file() or path.stat().st_size < size:
-            raise SimflError(f"{path} is shorter than at the checkpoint ({size} bytes): the "
-                             "run folder was changed since")
         else:
             os.truncate(path, size)
 

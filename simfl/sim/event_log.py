@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from simfl.core.records import Event
+from simfl.core.records import Event, MacSlots
 
 
 class EventLog:
@@ -22,3 +22,8 @@ class EventLog:
     def record(self, event: Event) -> None:
         """:meth:`log` for a ready-made record."""
         self.log(event.t_s, event.kind, event.round, event.client, event.detail)
+
+
+def slots_text(mac_slots: tuple[MacSlots, ...]) -> str:
+    """The ``mac_slots`` event's detail: ``n:slots:successes`` for each number n of contenders."""
+    return " ".join(f"{s.contenders}:{s.slots}:{s.successes}" for s in mac_slots)

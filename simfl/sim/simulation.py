@@ -26,7 +26,7 @@ import simpy
 from simfl.core.config.energy import Energy
 from simfl.core.config.network import IdealMac, Mac
 from simfl.core.protocols import PopulationView
-from simfl.core.records import (Arrival, Event, EventKind, MacSlots, Missing, MissingReason,
+from simfl.core.records import (Arrival, Event, EventKind, Missing, MissingReason,
                                 RoundOutcome)
 from simfl.core.rng import RngTree
 from simfl.sim.mac.access import IdealAccess
@@ -34,11 +34,13 @@ from simfl.sim.links.channel import Link, Links
 from simfl.sim.clock import LateEvents
 from simfl.sim.rounds.device import ComputeTimes, Devices
 from simfl.sim.energy.source import EnergyMeter, InfiniteEnergy
-from simfl.sim.event_log import EventLog
+from simfl.sim.event_log import EventLog, slots_text
 from simfl.sim.mac.kinds import build_mac
 from simfl.sim.rounds.query import run_query
+from simfl.sim.radio.mobility import STILL, Mover
 from simfl.sim.radio.radio_map import RadioMap
 from simfl.sim.rounds.loops import RoundLoops
+from simfl.sim.radio.broadcast import Broadcast
 
 SelectFn = Callable[[PopulationView], np.ndarray]
 
@@ -77,8 +79,9 @@ class Simulation:
         contention transmissions to ``battery``), or its config (built here).
     env:
         The clock (a new one if None; required with a built MAC).
-    radio_map:
-        Positions and mean path gains, with the shared radio (read by clients.csv).
+    radio_map, mobility, broadcast:
+        Positions and mean path gains (clients.csv); how they move (when a round opens);
+        the broadcast downlink (:class:`~simfl.sim.radio.broadcast.Broadcast`; None: unicast).
     """
 
     def __init__(self, *, rngs: RngTree, n_samples: np.ndarray, work_samples: np.ndarray,
@@ -87,12 +90,13 @@ class Simulation:
                  overcommit: float, deadline_s: float, keep_events: bool = True,
                  battery: EnergyMeter | None = None, mac: Mac | IdealAccess = IdealMac(),
                  keep_late: bool = False, env: simpy.Environment | None = None,
-                 radio_map: RadioMap | None = None) -> None:
+                 radio_map: RadioMap | None = None, mobility: Mover = STILL,
+                 broadcast: Broadcast | None = None) -> None:
         mac_cfg = mac.cfg if isinstance(mac, IdealAccess) else mac
         if keep_late and not isinstance(mac_cfg, IdealMac):
             raise ValueError("keep_late needs the ideal MAC (contention is resolved per round)")
         self.env = env = env if env is not None else simpy.Environment()
-        self.keep_late, self.radio_map = keep_late, radio_map
+        self.keep_late, self.radio_map, self.mobility = keep_late, radio_map, mobility
         self.rngs = rngs
         self.n_samples = n_samples
         self.work_samples = work_samples
@@ -117,7 +121,8 @@ class Simulation:
             samples_per_s=samples_per_s, n_samples=n_samples, log=self.event_log.log)
         self.loops = RoundLoops(self.devices, self.late, deadline_s=deadline_s,
                                 clients_per_round=clients_per_round,
-                                n_invites=self.n_invites, keep_late=keep_late)
+                                n_invites=self.n_invites, keep_late=keep_late,
+                                broadcast=broadcast)
         self._everyone: np.ndarray | None = None  # every id, while everyone is available
 
     @property
@@ -128,6 +133,7 @@ class Simulation:
     @mac.setter
     def mac(self, mac: IdealAccess) -> None:
         """Replace the MAC (before the first round; it must run on :attr:`env`)."""
+        mac.bind_upload(self.energy, self.links.uplink, self.model_bytes)
         self.devices.mac = mac
 
     @property
@@ -177,6 +183,7 @@ class Simulation:
         deadline: the server waits, and the clock moves on even when nobody is available.
         """
         t_open = self.env.now
+        self.mobility.advance(t_open)  # positions, association and mean SNR follow the clock
         mask = self.online.online(round, t_open) & self.energy.alive(round, t_open)
         if self.late_running:  # still working on an earlier round: cannot be invited
             mask[list(self.late_running)] = False
@@ -227,7 +234,7 @@ class Simulation:
 
         mac_slots = self.mac.close_round()
         if mac_slots:  # also as text, "n:slots:successes" for each number n of contenders
-            self.log(env.now, EventKind.MAC_SLOTS, round, detail=_slots_text(mac_slots))
+            self.log(env.now, EventKind.MAC_SLOTS, round, detail=slots_text(mac_slots))
         received = sorted((o for o in outcomes if isinstance(o, Arrival)),
                           key=lambda a: (a.t_s, a.client))
         missing.extend(o for o in outcomes if isinstance(o, Missing))
@@ -241,8 +248,3 @@ class Simulation:
             retries=self.retries - retries_before, energy_j=self.energy.take_round_energy_j(),
             multiplicity=tuple(draws.tolist()) if (draws > 1).any() else (),
             late_received=late_received, mac_slots=mac_slots)
-
-
-def _slots_text(mac_slots: tuple[MacSlots, ...]) -> str:
-    """The ``mac_slots`` event's detail: ``n:slots:successes`` for each number n of contenders."""
-    return " ".join(f"{s.contenders}:{s.slots}:{s.successes}" for s in mac_slots)

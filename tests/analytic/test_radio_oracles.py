@@ -37,6 +37,14 @@ def test_mean_snr_at_100_m_follows_the_link_budget(tmp_path):
     assert got.ok and got.airtime_s == pytest.approx(1.0 / math.log2(1.0 + 100.0), rel=1e-12)
 
 
+def test_per_client_powers_shift_each_mean_snr(tmp_path):
+    radio = Radio(tx_power_dbm=(23.0, 13.0))
+    radio_map, _ = build_radio_map(_file(tmp_path, [(100.0, 0.0), (100.0, 0.0)]), Cells(), radio,
+                                   2, RngTree(1))
+    assert radio_map.mean_snr_db(0) == pytest.approx(20.0) and \
+        radio_map.mean_snr_db(1) == pytest.approx(10.0)
+
+
 def test_disc_placement_is_uniform_in_area():
     cfg = DiscPlacement(radius_m=200.0, min_m=20.0)
     x, y = place(cfg, 40_000, RngTree(5).stream("placement"))
@@ -119,3 +127,33 @@ def test_a_silenced_client_loses_every_attempt_at_once(tmp_path):
     link = RadioLink(IdealChannel(), radio_map, "uplink")
     near, far = (link.transmit(0.0, 1000, None, client=c) for c in (0, 1))
     assert near.ok and not far.ok and far.airtime_s == 0.0
+
+
+def test_coverage_in_a_poisson_field_of_rayleigh_interferers():
+    # density 1e-4 per m^2, link of 30 m, alpha = 4, Rayleigh on every link, no noise,
+    # theta = 0 dB: P(SIR >= theta) = exp(-lambda pi r^2 sqrt(theta) pi / 2) = 0.641381.
+    # At theta >= 1 a link that clears the threshold is the strongest, so the capture of
+    # a busy slot decides exactly this event.
+    from simfl.sim.radio.capture import Air, Capture
+    from simfl.sim.radio.radio_map import RadioMap
+
+    density, r_m, field_m, trials = 1e-4, 30.0, 2000.0, 1500
+    expected = math.exp(-density * math.pi * r_m ** 2 * math.pi / 2.0)
+    path_loss = LogDistance(exponent=4.0, ref_m=1e-3, ref_loss_db=-120.0)  # 1/d^4
+    rng = np.random.default_rng(11)
+    covered = 0
+    for _ in range(trials):
+        n = int(rng.poisson(density * math.pi * field_m ** 2))
+        radius = field_m * np.sqrt(rng.random(n))
+        angle = rng.random(n) * 2 * math.pi
+        x = np.concatenate([[r_m], radius * np.cos(angle)])
+        y = np.concatenate([[0.0], radius * np.sin(angle)])
+        radio_map = RadioMap(x_m=x, y_m=y, ap_xy_m=np.zeros((1, 2)),
+                             ap=np.zeros(n + 1, dtype=np.int64),
+                             gain_db=-path_loss.loss_db(np.hypot(x, y)),
+                             tx_power_dbm=np.zeros(n + 1), noise_dbm=-1000.0,
+                             bandwidth_hz=1e6, ap_tx_power_dbm=0.0)
+        capture = Capture(Air(radio_map, 0.0, path_loss, rayleigh=True), n + 1)
+        covered += bool(capture.won(np.arange(n + 1), None, rng)[0])
+    se = math.sqrt(expected * (1 - expected) / trials)
+    assert abs(covered / trials - expected) < 4 * se, (covered / trials, expected)

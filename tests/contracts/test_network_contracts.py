@@ -9,7 +9,8 @@ rates     an ideal link at the rate takes a positive airtime proportional to the
 macs      ``build_mac(cfg, env, rngs, n)`` answers a round: ``request`` is None (access
           now) or an event that succeeds with True or False, not before the round opened;
           the wall time of an attempt is at least its airtime, the radio's share of it
-          between 0 and the wall time; ``forwards`` and ``leave`` are bools;
+          between 0 and the wall time; ``serve`` is None or an event that fires no
+          sooner than the attempt's airtime after it was asked; ``forwards`` and ``leave`` are bools;
           ``close_round`` a dict; the same seed gives the same round.
 """
 
@@ -102,7 +103,18 @@ def mac_round(cfg: Mac, seed: int = 2, t_open_s: float = 1.0, airtime_s: float =
         radio_s = access.radio_s(client, airtime_s, wall_s)
         assert wall_s >= airtime_s * (1 - 1e-12)
         assert 0 <= radio_s <= wall_s * (1 + 1e-12)
-        yield env.timeout(wall_s)
+        bursts = access.bursts(client, env.now, airtime_s, wall_s)  # radio on: in order
+        ends = [t for burst in bursts for t in burst]
+        assert ends == sorted(ends) and 0 <= ends[0] and ends[-1] == pytest.approx(wall_s)
+        assert sum(end - start for start, end in bursts) == pytest.approx(radio_s)
+        served = access.serve(client, 8.0 * N_BYTES, airtime_s)
+        if served is None:
+            yield env.timeout(wall_s)
+        else:  # a shared band: the attempt ends when its bits are served
+            assert isinstance(served, simpy.Event)
+            yield served
+            wall_s = env.now - t_granted_s
+            assert wall_s >= airtime_s * (1 - 1e-12)
         forwards = access.forwards(client)
         assert isinstance(forwards, (bool, np.bool_))
         seen.append((client, t_granted_s, True, wall_s, radio_s, bool(forwards)))

@@ -2,8 +2,8 @@
 
 from simfl.core.config.network import (Channel, ContinuousGilbertElliottChannel, Distance,
                                        ErasureChannel, FixedRate, GilbertElliottChannel, IdealChannel, IdealMac, Mac, Network,
-                                       Rate, RayleighChannel, RelayMac, ShannonRate,
-                                       SlottedAlohaMac, TdmaMac)
+                                       Rate, RayleighChannel, RelayMac, OfdmaMac, ShannonRate,
+                                       SlottedAlohaMac, TdmaMac, CsmaCaMac)
 from simfl.core.config.node import Choice, Node
 from simfl.core.config.availability import (Always, Availability, Bernoulli, Diurnal, Ideal,
                                             LessDataFirst, LogNormal, Markov, MifaAdversarial,
@@ -13,7 +13,8 @@ from simfl.core.config.population import Compute, Population
 from simfl.core.config.run import Run
 from simfl.core.config.sessions import (Average, Continuous, Previous, SessionInit, Sessions,
                                         Similarity)
-from simfl.core.config.scenario import Scenario, apply_overrides, load_scenario, parse_override
+from simfl.core.config.scenario import Scenario, apply_overrides, parse_override
+from simfl.core.config.scripts import load_scenario
 from simfl.core.config.server import (Aggregator, ConstantLr, CVaR, ExponentialLr, FedAR,
                                       FedAvg, FedAvgIS, FedAvgS, FedAvgSWait, FedLaAvg, FedProx,
                                       FedVARP, InverseRoundLr, LrSchedule, Mifa, Scaffold, Server)
@@ -49,7 +50,7 @@ __all__ = [
     "Battery", "Charging", "Energy",
     "Average", "Continuous", "Previous", "SessionInit", "Sessions", "Similarity",
     "FedGS", "LongestAbsent", "Md", "PowerOfChoice", "WaitGroup",
-    "RelayMac", "SlottedAlohaMac", "TdmaMac",
+    "RelayMac", "SlottedAlohaMac", "TdmaMac", "OfdmaMac", "CsmaCaMac",
     "CVaR", "FedProx", "Quadratic",
     "Mnist5k",
     "Cifar10", "Cifar100", "Idx", "Leaf", "Npz",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
+from simfl.core.config.checks import MAX_STEP_SIZE, at_most, step_size
 from simfl.core.config.node import Choice, non_negative, positive, probability, require
 from simfl.core.config.papers import FEDAR, FEDAVG, MIFA, RANDOM_ACCESS
 
@@ -38,7 +39,7 @@ class FedAvg(Aggregator):
     server_lr: float = 1.0
 
     def validate(self) -> None:
-        positive(self, "server_lr")
+        step_size(self, "server_lr")
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class FedAvgIS(Aggregator):
     server_lr: float = 1.0
 
     def validate(self) -> None:
-        positive(self, "server_lr")
+        step_size(self, "server_lr")
         probability(self, "p")
         values = self.p if isinstance(self.p, tuple) else (self.p,)
         require(len(values) > 0 and min(values) > 0, "p", self.p,
@@ -102,7 +103,7 @@ class Mifa(Aggregator):
     server_lr: float = 1.0
 
     def validate(self) -> None:
-        positive(self, "server_lr")
+        step_size(self, "server_lr")
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,8 @@ class FedAR(Aggregator):
     server_lr: float = 1.0
 
     def validate(self) -> None:
-        positive(self, "server_lr", "psi_cap")
+        step_size(self, "server_lr")
+        positive(self, "psi_cap")
         non_negative(self, "rho", "cutoff_rounds")
 
     @property
@@ -146,7 +148,7 @@ class FedVARP(Aggregator):
     server_lr: float = 1.0
 
     def validate(self) -> None:
-        positive(self, "server_lr")
+        step_size(self, "server_lr")
 
 
 @dataclass(frozen=True)
@@ -166,7 +168,7 @@ class FedLaAvg(Aggregator):
     server_lr: float = 1.0
 
     def validate(self) -> None:
-        positive(self, "server_lr")
+        step_size(self, "server_lr")
         non_negative(self, "warmup_rounds")
 
     @property
@@ -185,7 +187,7 @@ class Scaffold(Aggregator):
     server_lr: float = 1.0
 
     def validate(self) -> None:
-        positive(self, "server_lr")
+        step_size(self, "server_lr")
 
 
 @dataclass(frozen=True)
@@ -201,6 +203,7 @@ class FedProx(FedAvg):
     def validate(self) -> None:
         super().validate()
         non_negative(self, "mu")
+        at_most(self, MAX_STEP_SIZE, "mu", why="a larger penalty overflows training")
 
 
 @dataclass(frozen=True)
@@ -224,3 +227,4 @@ class CVaR(Aggregator):
         require(0.0 < self.alpha <= 1.0, "alpha", self.alpha, "a risk level in (0, 1]")
         probability(self, "lam")
         non_negative(self, "lr_t")
+        at_most(self, MAX_STEP_SIZE, "lr_t", why="a larger step size overflows training")

@@ -21,12 +21,36 @@ def require(ok: bool, field: str, value: object, allowed: str) -> None:
         raise ConfigError(field, value, allowed)
 
 
-def at_most(node: Node, limit: float, *names: str) -> None:
-    """Each of ``names`` (when set) is at most ``limit``: keeps counts and sizes sane."""
+#: the largest step size (learning rate, server step, weight decay): beyond it one step
+#: of training overflows float32 and the model is lost to inf and NaN
+MAX_STEP_SIZE = 1e3
+#: the largest power a device draws or a charger delivers (watts): far above any client
+#: device, and small enough that energy over any simulated time stays finite
+MAX_POWER_W = 1e4
+
+
+def at_most(node: Node, limit: float, *names: str, why: str = "") -> None:
+    """Each of ``names`` (when set) is at most ``limit``: keeps counts and sizes sane.
+
+    ``why`` words what the limit protects, for the message.
+    """
+    allowed = f"a number <= {limit:g}" + (f" ({why})" if why else "")
     for name in names:
         value = getattr(node, name)
         if value is not None:
-            require(value <= limit, name, value, f"a number <= {limit:g}")
+            require(value <= limit, name, value, allowed)
+
+
+def step_size(node: Node, *names: str) -> None:
+    """Each of ``names`` (when set) is a step size in (0, :data:`MAX_STEP_SIZE`]."""
+    positive(node, *names)
+    at_most(node, MAX_STEP_SIZE, *names, why="a larger step size overflows training")
+
+
+def power_w(node: Node, *names: str) -> None:
+    """Each of ``names`` (when set) is a power in [0, :data:`MAX_POWER_W`] watts."""
+    non_negative(node, *names)
+    at_most(node, MAX_POWER_W, *names, why="watts; no client device draws more")
 
 
 def positive(node: Node, *names: str) -> None:

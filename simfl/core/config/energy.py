@@ -5,7 +5,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from simfl.core.config.node import Node, non_negative, positive, probability, require
+from simfl.core.config.checks import power_w
+from simfl.core.config.node import (Node, at_most, non_negative, positive, probability,
+                                    require)
+
+#: the most energy a radio may spend per bit (joules); real radios spend nano- to
+#: microjoules
+MAX_J_PER_BIT = 1.0
 
 
 @dataclass(frozen=True)
@@ -16,14 +22,18 @@ class Energy(Node):
     ``tx`` (each uplink attempt) and ``rx`` (each downlink attempt). A transfer costs
     its airtime times ``tx_w``/``rx_w``, or its bits times ``tx_j_per_bit``/
     ``rx_j_per_bit`` (set one of each pair); every attempt is charged, retries
-    included. Time an attempt spends waiting for its medium (TDMA slots of other
-    clients, a busy ALOHA data channel) is charged at ``idle_w``. Defaults are
+    included. An energy per bit is that of a bit sent at the link's full rate: the
+    radio draws J/bit x that rate whenever it is on, as it would draw ``tx_w``. Time an
+    attempt spends waiting for its medium (TDMA slots of other clients, a busy ALOHA
+    data channel) is charged at ``idle_w``; a contention slot in which the device
+    transmits is charged at the transmit power instead of ``idle_w``. Defaults are
     board-level figures of a Raspberry Pi training a small
     model (about 5 W computing, 4 W transmitting; docs/network-models.md section 3.2, from
     ns3-fl's fitted models) and no idle drain. A round's ``energy_j`` (rounds.csv) is
     what its work used (download, compute, waiting for medium access, upload), from the
     battery or, when plugged in, from the charger. Not modelled: radio tail energy after
     a transfer, rate-dependent radio power, DVFS (power depending on the CPU frequency).
+    Bounds: each power at most 10 kW, each per-bit energy at most 1 J/bit.
     """
 
     exclusive = (("tx_w", "tx_j_per_bit"), ("rx_w", "rx_j_per_bit"))
@@ -35,11 +45,10 @@ class Energy(Node):
     rx_j_per_bit: float | None = None
 
     def validate(self) -> None:
-        names = ("idle_w", "compute_w", "tx_w", "tx_j_per_bit", "rx_w", "rx_j_per_bit")
-        non_negative(self, *names)
-        for name in names:
-            value = getattr(self, name)
-            require(value is None or math.isfinite(value), name, value, "a finite number")
+        power_w(self, "idle_w", "compute_w", "tx_w", "rx_w")
+        non_negative(self, "tx_j_per_bit", "rx_j_per_bit")
+        at_most(self, MAX_J_PER_BIT, "tx_j_per_bit", "rx_j_per_bit",
+                why="joules per bit; radios spend nano- to microjoules")
         for watts, per_bit, default_w in (("tx_w", "tx_j_per_bit", 4.0),
                                           ("rx_w", "rx_j_per_bit", 1.0)):
             require(getattr(self, watts) is None or getattr(self, per_bit) is None, per_bit,
@@ -78,7 +87,7 @@ class Charging(Node):
 
     def validate(self) -> None:
         positive(self, "power_w", "period_h", "cv_tau_s")
-        require(math.isfinite(self.power_w), "power_w", self.power_w, "a finite number")
+        power_w(self, "power_w")
         require(MIN_SPAN_H <= self.period_h <= MAX_PERIOD_H, "period_h", self.period_h,
                 f"a day length in [{MIN_SPAN_H:.6g}, {MAX_PERIOD_H:g}] hours (one second to "
                 "about a century)")

@@ -1,7 +1,9 @@
 """Medium access (MAC): how the clients share the uplink.
 
 The kinds: no contention (``ideal``), time division (``tdma``), slotted ALOHA with
-optional backoff (``slotted_aloha``) and a relay that forwards some uploads (``relay``).
+optional backoff (``slotted_aloha``), a relay that forwards some uploads (``relay``) and
+a band shared by the active uploads (``ofdma``); IEEE 802.11 DCF (``csma_ca``) is in
+:mod:`simfl.core.config.csma`.
 """
 
 from __future__ import annotations
@@ -56,9 +58,13 @@ class TdmaMac(Mac):
     when A seconds of its slots have elapsed after t. ``mode = "shared"``: the uplink's
     rate is split equally among the n clients that start the round (frequency division,
     fixed for the round), so every attempt's airtime is n times longer. Energy: with
-    slots the radio transmits only in its own slots (the attempt's airtime at ``tx_w``,
-    or its bits at ``tx_j_per_bit``) and waits for them at ``idle_w``; shared, it
-    transmits for the whole, n times longer, attempt. Assumptions:
+    slots the radio transmits only in its own slots (the attempt's airtime at ``tx_w``)
+    and draws ``idle_w`` while it waits for them, piecewise: a battery that empties
+    while waiting dies at the time that profile gives. Shared, the radio transmits for
+    the whole, n times longer, attempt at ``tx_w``: n x airtime x ``tx_w``. An energy
+    per bit ``tx_j_per_bit`` is that of a bit at the link's full rate R: the radio then
+    draws ``tx_j_per_bit`` x R while on, so a transfer costs the same given in watts or
+    per bit (bits x J/bit in its slots; n x bits x J/bit shared). Assumptions:
     perfect synchronisation, no guard times, a slot left unused by a finished client is
     not reassigned, the shares are not re-divided when clients finish.
     """
@@ -78,7 +84,8 @@ class SlottedAlohaMac(Mac):
     """Slotted ALOHA access to the uplink, optionally with binary exponential backoff.
 
     Before its upload a client contends for access in slots of ``slot_s`` on a grid
-    from t = 0, starting with the first slot that begins after it is ready. With
+    from t = 0, starting with the first slot that begins at or after the time it is
+    ready (a slot beginning exactly then counts). With
     ``backoff = "none"`` client i transmits in each slot with probability
     ``access_prob`` (one number, or a list with one per client); with
     ``"binary_exponential"`` it waits U{0..CW-1} slots before each transmission, CW =
@@ -87,7 +94,8 @@ class SlottedAlohaMac(Mac):
     success iff exactly one client chose it (N p (1-p)^(N-1) successes per slot for N
     saturated clients and one channel). A client still contending when the round
     closes, or after ``max_attempts`` collided transmissions, is missing with reason
-    ``collided``. Every contention transmission costs ``slot_s`` of airtime.
+    ``collided``. Every contention transmission costs ``slot_s`` of airtime, drawn at
+    the transmit power instead of the idle power of waiting.
 
     What a success grants depends on ``data_phase``. ``"parallel"`` (default): the
     access slots are a request channel and a success gives the client its own data
@@ -164,3 +172,46 @@ class RelayMac(Mac):
     def validate(self) -> None:
         _per_client(self, "probs")
         positive(self, "capacity", "slots")
+
+
+#: the most resource blocks a band may have
+MAX_RESOURCE_BLOCKS = 100_000
+
+
+@dataclass(frozen=True)
+class OfdmaMac(Mac):
+    """A band shared by the uploads of a cell, reallocated at every start and finish.
+
+    Each access point's band (``network.radio.bandwidth_hz``, or without a radio the
+    uplink's rate as the band's capacity) is split among the uploads active in its cell.
+    The split changes only when an upload starts or finishes (or leaves), so a round is a
+    true discrete-event simulation: each upload keeps its remaining bits, and its rate on
+    ``b`` Hz is ``b log2(1 + P g / (N0 b))`` (noise grows with the share). ``scheduler``:
+    ``equal`` (processor sharing: equal shares), ``round_robin`` (whole resource blocks dealt
+    in turn: equal time shares), ``proportional_fair`` (shares in proportion to a client's
+    full-band rate over its throughput averaged with time constant ``pf_time_constant_s``),
+    ``max_rate`` (the whole band to the best active client), ``min_latency`` (a split
+    fixed when the round opens under which the round's clients finish together; a client
+    that cannot finish by the deadline even with the whole band gets none, and is logged
+    as ``band_refused``). ``resource_blocks``: the band's number of blocks, or null (0)
+    for a continuous split. The radio transmits for the whole time it holds a share.
+    """
+
+    kind = "ofdma"
+    paper = ("Tse, Viswanath, Fundamentals of Wireless Communication, 2005, ch. 5-6; "
+             "Shi et al., Joint device scheduling and resource allocation for "
+             "latency constrained wireless federated learning, IEEE TWC 20(1), 2021")
+    scheduler: Literal["equal", "round_robin", "proportional_fair", "max_rate",
+                       "min_latency"] = "equal"
+    resource_blocks: int | None = None
+    pf_time_constant_s: float = 1.0
+
+    def validate(self) -> None:
+        blocks = self.resource_blocks
+        require(blocks is None or 0 <= blocks <= MAX_RESOURCE_BLOCKS, "resource_blocks",
+                blocks,
+                f"null, 0 (a continuous split) or an integer in [1, {MAX_RESOURCE_BLOCKS}]")
+        positive(self, "pf_time_constant_s")
+        finite(self, "pf_time_constant_s")
+        require(not (blocks and self.scheduler == "min_latency"), "resource_blocks", blocks,
+                "null or 0 with scheduler min_latency (its split is continuous)")

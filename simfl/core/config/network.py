@@ -2,11 +2,13 @@
 
 :class:`Network` holds the two links and the MAC. The kinds it is built from have their
 own modules, :mod:`~simfl.core.config.rate`, :mod:`~simfl.core.config.channel` and
-:mod:`~simfl.core.config.mac`, and are importable from here too.
+:mod:`~simfl.core.config.mac` (with :mod:`~simfl.core.config.csma`), and are importable
+from here too.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -14,8 +16,9 @@ from simfl.core.config.channel import (Channel, ContinuousGilbertElliottChannel,
                                        ErasureChannel, GilbertElliottChannel,
                                        IdealChannel, RayleighChannel)
 from simfl.core.config.checks import finite, positive, require
+from simfl.core.config.csma import CsmaCaMac
 from simfl.core.config.mac import (MAX_SLOT_S, MAX_WINDOW, MIN_ACCESS_PROB, MIN_SLOT_S, IdealMac,
-                                   Mac, RelayMac, SlottedAlohaMac, TdmaMac)
+                                   Mac, OfdmaMac, RelayMac, SlottedAlohaMac, TdmaMac)
 from simfl.core.config.node import Node
 from simfl.core.config.radio import Cells, Radio
 from simfl.core.config.rate import FixedRate, Rate, ShannonRate
@@ -24,7 +27,7 @@ __all__ = [
     "Rate", "FixedRate", "ShannonRate",
     "Distance", "Channel", "IdealChannel", "ErasureChannel", "GilbertElliottChannel",
     "ContinuousGilbertElliottChannel", "RayleighChannel",
-    "Mac", "IdealMac", "TdmaMac", "SlottedAlohaMac", "RelayMac",
+    "Mac", "IdealMac", "TdmaMac", "SlottedAlohaMac", "RelayMac", "OfdmaMac", "CsmaCaMac",
     "MIN_SLOT_S", "MAX_SLOT_S", "MIN_ACCESS_PROB", "MAX_WINDOW",
     "Network",
 ]
@@ -57,6 +60,12 @@ class Network(Node):
     downlink_mode: Literal["unicast", "broadcast"] = "unicast"
 
     def validate(self) -> None:
+        if isinstance(self.mac, CsmaCaMac) and self.mac.phy_rate_bps is None:
+            rate = self.uplink.rate
+            require(isinstance(rate, FixedRate) and math.isfinite(rate.rate_bps)
+                    and self.radio is None, "mac.phy_rate_bps", None,
+                    "a bit rate when the uplink has no finite fixed rate (csma_ca sends its "
+                    "frames at phy_rate_bps, or at the uplink's fixed rate when null)")
         require(self.arq_max_attempts >= 1, "arq_max_attempts", self.arq_max_attempts,
                 "an integer >= 1")
         positive(self, "model_bytes")

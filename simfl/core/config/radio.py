@@ -140,13 +140,16 @@ class Cells(Node):
 class Radio(Node):
     """The shared radio's physical layer: power, band, noise, path loss, shadowing, fading.
 
+    ``tx_power_dbm`` is the clients' maximum power: one for all, or a list with one per
+    client (``task.n_clients`` entries).
+
     ``shadowing_corr_m`` > 0 correlates the shadowing of nearby clients (toward the
     same access point) with rho(delta) = exp(-delta / shadowing_corr_m); 0 draws it
     independently. ``ap_tx_power_dbm`` is the access points' power on the downlink.
     Not modelled: antenna patterns and heights, indoor walls, frequency-selective fading.
     """
 
-    tx_power_dbm: float = 23.0
+    tx_power_dbm: float | tuple[float, ...] = 23.0
     power_control: PowerControl = FixedPower()
     ap_tx_power_dbm: float = 30.0
     bandwidth_hz: float = 1e6
@@ -157,10 +160,13 @@ class Radio(Node):
     fading: Fading = NoFading()
 
     def validate(self) -> None:
-        for name in ("tx_power_dbm", "ap_tx_power_dbm"):
-            value = getattr(self, name)
-            require(MIN_POWER_DBM <= value <= MAX_POWER_DBM, name, value,
-                    f"a power in [{MIN_POWER_DBM:g}, {MAX_POWER_DBM:g}] dBm")
+        powers = self.tx_power_dbm if isinstance(self.tx_power_dbm, tuple) else (
+            self.tx_power_dbm,)
+        require(len(powers) > 0, "tx_power_dbm", [], "a power, or one power per client")
+        for name, values in (("tx_power_dbm", powers),
+                             ("ap_tx_power_dbm", (self.ap_tx_power_dbm,))):
+            require(all(MIN_POWER_DBM <= v <= MAX_POWER_DBM for v in values), name,
+                    getattr(self, name), f"powers in [{MIN_POWER_DBM:g}, {MAX_POWER_DBM:g}] dBm")
         positive(self, "bandwidth_hz")
         require(self.bandwidth_hz <= 1e12, "bandwidth_hz", self.bandwidth_hz,
                 "a bandwidth in (0, 1e12] Hz")

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from simfl.core.config.node import Node, positive, require
+from simfl.core.config.node import Node, at_most, positive, require
+
+#: the most torch threads a run may ask for
+MAX_THREADS = 1024
 
 
 @dataclass(frozen=True)
@@ -29,9 +32,18 @@ class Run(Node):
     ``simfl resume FOLDER`` continues a run that was stopped from its latest one, with
     the same tables as an uninterrupted run. Null: no checkpoints.
 
+    ``threads``: torch's thread count for training. Null (default): one thread for a
+    model below 1,000,000 parameters (small operations run slower when shared between
+    threads, on a busy machine most of all), torch's own count (one per core) for a
+    larger one; with ``OMP_NUM_THREADS`` set, torch follows that. ``summary.json``
+    records the count used (``torch_threads``).
+
     ``per_class_accuracy``: ``evals.csv`` gains the columns ``acc_class_0`` …
     ``acc_class_{C-1}``, the accuracy on the test samples of each of the C classes
     (training runs only; off by default, so the table keeps its usual columns).
+
+    ``mobility_csv``: write ``mobility.csv`` (t_s, client, x_m, y_m, ap of every client
+    at the start and at every refresh of the positions; needs ``network.radio``).
     """
 
     exclusive = (("eval_every_rounds", "eval_every_s"),)
@@ -47,10 +59,13 @@ class Run(Node):
     events: bool = False
     checkpoint_every_rounds: int | None = None
     per_class_accuracy: bool = False
+    threads: int | None = None
+    mobility_csv: bool = False
 
     def validate(self) -> None:
         positive(self, "rounds", "horizon_s", "eval_every_rounds", "eval_every_s",
-                 "checkpoint_every_rounds")
+                 "checkpoint_every_rounds", "threads")
+        at_most(self, MAX_THREADS, "threads")
         require(self.rounds is not None or self.horizon_s is not None, "rounds", self.rounds,
                 "a positive integer when horizon_s is null")
         require(self.eval_every_rounds is None or self.eval_every_s is None, "eval_every_s",

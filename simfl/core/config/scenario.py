@@ -1,14 +1,14 @@
-"""The scenario tree's root, command-line overrides and loading scenario scripts."""
+"""The scenario tree's root and command-line overrides.
+
+Scenario scripts are found and built in :mod:`simfl.core.config.scripts`.
+"""
 
 from __future__ import annotations
 
-import importlib.resources
-import importlib.util
 import json
 import re
 import typing
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from simfl.core.config.network import Network
@@ -17,7 +17,7 @@ from simfl.core.config.population import Population
 from simfl.core.config.run import Run
 from simfl.core.config.server import Server
 from simfl.core.config.task import Task
-from simfl.core.errors import ConfigError, SimflError
+from simfl.core.errors import ConfigError
 
 
 #: the longest scenario name (it names the run folder, NAME_seedN)
@@ -81,11 +81,13 @@ class Scenario(Node):
         require(has_radio or self.population.mobility.kind == "static",
                 "population.mobility.kind", self.population.mobility.kind,
                 "static unless network.radio and population.placement are set")
+        require(has_radio or not self.run.mobility_csv, "run.mobility_csv",
+                self.run.mobility_csv, "false unless network.radio is set (positions)")
         mode = self.server.mode.kind
         if mode != "sync":  # async, buffered: no rounds
             require(self.network.mac.kind in ("ideal", "slotted_aloha"), "network.mac.kind",
                     self.network.mac.kind, f"ideal or slotted_aloha with server.mode = {mode!r} "
-                    "(tdma and relay schedule their uplinks round by round)")
+                    "(tdma, relay and csma_ca schedule their uplinks round by round)")
             require(self.population.sessions is None, "population.sessions",
                     "a sessions table", f"none with server.mode = {mode!r} (a session "
                     "restarts the model in rounds)")
@@ -194,53 +196,3 @@ def _keys_at(cls: type[Node], prefix: list[str]) -> str:
     if issubclass(cls, Choice):
         names.insert(0, f"{dotted}.kind" if dotted else "kind")
     return "a known key: " + ", ".join(names)
-
-
-def bundled_scenarios_dir() -> Path:
-    """The folder of simfl's own scenario scripts.
-
-    Installed, they are the package ``simfl.scenarios`` (the repository's top-level
-    ``scenarios/`` folder, mapped by setup.cfg), found with :mod:`importlib.resources`.
-    A source checkout put on the path without installing it has no such package; its
-    scenarios are then the ``scenarios/`` folder beside the ``simfl`` package.
-    """
-    try:
-        return Path(str(importlib.resources.files("simfl.scenarios")))
-    except ModuleNotFoundError:
-        return Path(str(importlib.resources.files("simfl"))).parent / "scenarios"
-
-
-def scenario_search_dirs() -> list[Path]:
-    """Where a scenario given by name is looked for: ./scenarios, then simfl's own."""
-    return [Path.cwd() / "scenarios", bundled_scenarios_dir()]
-
-
-def resolve_scenario_path(name_or_path: str) -> Path:
-    path = Path(name_or_path)
-    if path.is_file():
-        return path
-    stem = path.name[:-3] if path.name.endswith(".py") else path.name
-    for folder in scenario_search_dirs():
-        candidate = folder / f"{stem}.py"
-        if candidate.is_file():
-            return candidate
-    known = sorted({p.stem for d in scenario_search_dirs() if d.is_dir() for p in d.glob("*.py")
-                    if not p.stem.startswith("_")})
-    raise SimflError(f"scenario {name_or_path!r} not found: give a path to a scenario script "
-                     f"or one of the names {', '.join(known) or '(none found)'}.")
-
-
-def load_scenario(name_or_path: str) -> Scenario:
-    """Import a scenario script and call its ``scenario()`` function."""
-    path = resolve_scenario_path(name_or_path)
-    spec = importlib.util.spec_from_file_location(f"simfl_scenario_{path.stem}", path)
-    assert spec is not None and spec.loader is not None  # a .py path always has both
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    make = getattr(module, "scenario", None)
-    if not callable(make):
-        raise SimflError(f"{path} defines no scenario() function returning a simfl.Scenario.")
-    result = make()
-    if not isinstance(result, Scenario):
-        raise SimflError(f"{path}: scenario() returned {type(result).__name__}, not a simfl.Scenario.")
-    return result

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from simfl.core.config.checks import step_size
 from simfl.core.config.node import MAX_CLIENTS, Choice, at_most, non_negative, positive, require
 from simfl.core.config.papers import FEDAVG
 
@@ -89,5 +90,6 @@ class BufferedMode(ServerMode):
     staleness_b: float = 4.0
 
     def validate(self) -> None:
-        positive(self, "buffer_size", "server_lr")
+        positive(self, "buffer_size")
+        step_size(self, "server_lr")
         _validate_mode_fields(self)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simfl.core.config.checks import step_size
 from simfl.core.config.node import Choice, Node, positive, require
 
 
@@ -41,7 +42,7 @@ class ServerSgd(ServerOptimizer):
     lr: float = 1.0
 
     def validate(self) -> None:
-        positive(self, "lr")
+        step_size(self, "lr")
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class FedAvgM(ServerOptimizer):
     beta: float = 0.9
 
     def validate(self) -> None:
-        positive(self, "lr")
+        step_size(self, "lr")
         _decay(self, "beta")
 
 
@@ -71,7 +72,8 @@ class FedAdam(ServerOptimizer):
     tau: float = 1e-3
 
     def validate(self) -> None:
-        positive(self, "lr", "tau")
+        step_size(self, "lr")
+        positive(self, "tau")
         _decay(self, "beta1", "beta2")
 
 
@@ -94,5 +96,6 @@ class FedAdagrad(ServerOptimizer):
     tau: float = 1e-3
 
     def validate(self) -> None:
-        positive(self, "lr", "tau")
+        step_size(self, "lr")
+        positive(self, "tau")
         _decay(self, "beta1")

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from simfl.core.config.dataset import Dataset, Digits, Quadratic
+from simfl.core.config.checks import MAX_STEP_SIZE, step_size
 from simfl.core.config.model import Mlp, Model
 from simfl.core.config.node import (MAX_CLIENTS, Choice, Node, at_most, non_negative, positive,
                                     require)
@@ -77,7 +78,8 @@ class Task(Node):
     """What is learned and how each client trains locally.
 
     Local work is either ``local_epochs`` passes over the client's data or
-    ``local_steps`` minibatch steps; one epoch when neither is given.
+    ``local_steps`` minibatch steps; one epoch when neither is given. ``lr`` is in
+    (0, 1000] and ``weight_decay`` in [0, 1000]: a larger step overflows training.
     """
 
     exclusive = (("local_epochs", "local_steps"),)
@@ -98,12 +100,14 @@ class Task(Node):
     test_fraction: float = 0.2
 
     def validate(self) -> None:
-        positive(self, "n_clients", "batch_size", "lr", "local_epochs", "local_steps")
+        positive(self, "n_clients", "batch_size", "local_epochs", "local_steps")
+        step_size(self, "lr")
         at_most(self, MAX_CLIENTS, "n_clients")
         at_most(self, self.max_batch_size, "batch_size")
         at_most(self, self.max_local_epochs, "local_epochs")
         at_most(self, self.max_local_steps, "local_steps")
         non_negative(self, "weight_decay")
+        at_most(self, MAX_STEP_SIZE, "weight_decay", why="a larger decay overflows training")
         require(0.0 < self.test_fraction < 1.0, "test_fraction", self.test_fraction,
                 "a fraction in (0, 1)")
         require(self.local_epochs is None or self.local_steps is None, "local_steps",

@@ -1,1 +1,2 @@
-"""Device energy: sources (batteries, infinite), charging windows and the power per activity."""
+"""Device energy: sources (batteries, infinite), charging windows, the power per activity
+and its changes within a transfer whose radio is on in bursts."""

@@ -13,8 +13,8 @@ resolution (late in long runs, or at absurd power) is one clock step, and a devi
 rings a step late is charged only what its battery held.
 
 Assumptions: a device that dies draws nothing until it restarts; a plugged-in device's load
-comes from the charger; contention transmissions (slotted ALOHA) are charged when their slot
-ends, on top of the idle power of waiting. Without a ``Battery`` config the energy is infinite
+comes from the charger; a contention transmission (slotted ALOHA) is charged when its slot
+ends, as transmit power over the slot instead of the idle power of waiting. Without a ``Battery`` config the energy is infinite
 (:class:`~simfl.sim.energy.source.InfiniteEnergy`).
 """
 
@@ -129,9 +129,10 @@ class Batteries(EnergyMeter):
         self._plan(np.array([client]), self.now_s())
 
     def charge_transmissions(self, clients: list[int], airtime_s: float) -> None:
-        """Charged as a lump when the slot ends: a device that cannot pay for it dies
+        """Charged as a lump when the slot ends, on top of the idle power drawn over it
+        (:meth:`PowerModel.contention_extra_w`): a device that cannot pay for it dies
         then (with what it had), at most one slot late."""
-        energy_j = self.power.contention_w() * airtime_s
+        energy_j = self.power.contention_extra_w() * airtime_s
         for client in clients:
             if client in self._proc:
                 self._settle(client)
@@ -167,8 +168,11 @@ class Batteries(EnergyMeter):
         if edge_s < np.inf:
             delays.append(edge_s - now)
         stored_j = max(self.stored_j[client], 0.0)
-        if not self.window.plugged_after(now) and (power_w > 0 or stored_j <= EMPTY_J):
-            delays.append(stored_j / power_w if power_w > 0 else 0.0)
+        if not self.window.plugged_after(now):  # empty where the piecewise power drains it
+            empty_s = (0.0 if stored_j <= EMPTY_J and power_w <= 0 else
+                       self.changes.until_spent_s(client, now, power_w, stored_j))
+            if empty_s < np.inf:
+                delays.append(empty_s)
         if delays:
             # a positive delay always moves the clock (below its resolution: one step),
             # so a re-armed timer cannot ring at the same instant forever

@@ -1,7 +1,10 @@
 """Power drawn by a device in each state of its round work (idle, rx, compute, tx).
 
 The states' powers come from :class:`simfl.core.config.energy.Energy`: a fixed power,
-or for the radio an energy per bit, which spreads a transfer's energy over its airtime
+or for the radio an energy per bit. An energy per bit is the energy of a bit sent at
+the link's full rate: the radio then draws J/bit x the attempt's full rate (its bits
+over its airtime) whenever it is on, so the two ways of giving the radio's power price
+the same transfer alike, also when a MAC keeps the radio on longer than the airtime
 (an instantaneous transfer costs its energy as a lump instead).
 """
 
@@ -32,7 +35,9 @@ class PowerModel:
     def state_w(self, state: str, n_bits: float = 0.0,
                 airtime_s: float = 0.0) -> tuple[float, float | None]:
         """Power drawn in ``state`` (``idle``, ``compute``, ``rx``, ``tx``), and the lump of
-        energy an instantaneous per-bit transfer of ``n_bits`` costs at once (else None)."""
+        energy an instantaneous per-bit transfer of ``n_bits`` costs at once (else None).
+        ``airtime_s`` is the transfer's airtime at the link's full rate: a per-bit radio
+        draws the bits' energy over it, J/bit x that rate."""
         e = self.energy
         if state == "compute":
             return e.compute_w, None
@@ -46,14 +51,6 @@ class PowerModel:
             return n_bits * per_bit / airtime_s, None
         return 0.0, n_bits * per_bit
 
-    def spread_w(self, power_w: float, airtime_s: float, wall_s: float) -> float:
-        """Average power over ``wall_s`` of ``airtime_s`` at ``power_w`` and idle power for
-        the rest (``power_w`` is 0 when the transfer was charged as a lump)."""
-        if wall_s <= 0:
-            return power_w
-        energy_j = power_w * airtime_s + self.energy.idle_w * max(wall_s - airtime_s, 0.0)
-        return energy_j / wall_s
-
     def contention_w(self) -> float:
         """Power of a contention transmission: ``tx_w``, or with ``tx_j_per_bit`` the bits
         that the uplink's nominal ``tx_rate_bps`` carries per second."""
@@ -62,3 +59,8 @@ class PowerModel:
             return e.tx_w
         assert e.tx_j_per_bit is not None, "Energy sets tx_w or tx_j_per_bit"
         return e.tx_j_per_bit * self.tx_rate_bps
+
+    def contention_extra_w(self) -> float:
+        """What a contention transmission adds to the idle power of a contending device:
+        for the slot it transmits in, it draws :meth:`contention_w` instead of ``idle_w``."""
+        return self.contention_w() - self.energy.idle_w

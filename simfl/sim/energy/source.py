@@ -9,8 +9,8 @@ stored energy, depletion and charging. Devices talk to either through the same c
 :meth:`~EnergyMeter.charge_transmissions`.
 
 Power is piecewise constant: each device at work draws the power of its state from its
-last state change (``t_ref_s``) on, and the energy is settled at the next change.
-Work outside a round (a sampler's query exchange, never begun) is not charged.
+last state change (``t_ref_s``) on, and the energy is settled at the next change (and
+at each passed change of :mod:`~simfl.sim.energy.power_changes`). Work outside a round (a sampler's query exchange, never begun) is not charged.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ import simpy
 from simfl.core.config.energy import Energy
 from simfl.core.records import Event
 from simfl.sim.energy.power_model import PowerModel
+from simfl.sim.energy.power_changes import PowerChanges
+from simfl.sim.links.channel import Bursts
 
 #: ``timer(delay_s)``: an event that fires after every ordinary event of its instant
 Timer = Callable[[float], simpy.Event]
@@ -47,6 +49,7 @@ class EnergyMeter:
         self.t_ref_s = np.zeros(n_clients)
         self.deaths = np.zeros(n_clients, dtype=np.int64)
         self._busy_w: dict[int, float] = {}  # power of each device at work in a round
+        self.changes = PowerChanges()  # of devices whose radio is on in bursts
         self._proc: dict[int, Work] = {}
         self._round_j = 0.0
         self._round = -1  # the round open now (for the event records)
@@ -99,23 +102,24 @@ class EnergyMeter:
         self._proc[client] = process
 
     def switch(self, client: int, state: str, n_bits: float = 0.0, airtime_s: float = 0.0,
-               wall_s: float | None = None) -> None:
+               bursts: Bursts | None = None) -> None:
         """``client`` enters ``state`` (``idle``, ``rx``, ``compute``, ``tx``) now.
 
-        A transfer attempt passes its ``n_bits``, the ``airtime_s`` its radio is on and,
-        when a MAC makes it last longer (TDMA slots), its ``wall_s``: the device then
-        draws, over ``wall_s``, the average of the transfer's power over its airtime and
-        idle power over the wait (same total; a death mid-attempt is placed by that
-        average). A client not at work in a round is not charged.
+        A transfer attempt passes its ``n_bits``, its ``airtime_s`` at the link's full
+        rate and, when a MAC makes it last longer (TDMA, a wait for a data channel), the
+        ``bursts`` in which its radio is on (else: throughout); the device draws idle
+        power between them. A client not at work in a round is not charged.
         """
         if client not in self._proc:
             return
         self._settle(client)
+        self.changes.drop(client)
         power_w, lump_j = self.power.state_w(state, n_bits, airtime_s)
         if lump_j is not None:  # an instantaneous per-bit transfer: a lump
             self._spend_now(client, lump_j)
-        if wall_s is not None and wall_s != airtime_s and state in ("tx", "rx"):
-            power_w = self.power.spread_w(power_w, airtime_s, wall_s)
+        if bursts is not None and state in ("tx", "rx"):
+            power_w = self.changes.plan(client, self.now_s(), power_w, self.power.idle_w,
+                                        bursts)
         self._busy_w[client] = power_w
         self._arm(client)
 
@@ -123,12 +127,14 @@ class EnergyMeter:
         """``client``'s round work is over (done, lost or interrupted): back to idle."""
         self._settle(client)
         self._busy_w.pop(client, None)
+        self.changes.drop(client)
         self._proc.pop(client, None)
 
     def charge_transmissions(self, clients: list[int], airtime_s: float) -> None:
         """Charge a contention transmission of ``airtime_s`` that just ended to each of
-        ``clients`` at work (a MAC hook): ``airtime_s`` at :meth:`PowerModel.contention_w`."""
-        watts = self.power.contention_w()
+        ``clients`` at work (a MAC hook), on top of the idle power they drew meanwhile:
+        :meth:`PowerModel.contention_extra_w` over ``airtime_s``."""
+        watts = self.power.contention_extra_w()
         at_work = [c for c in clients if c in self._proc]
         if len(at_work) == 1:  # the usual busy slot; scalar indexing is cheaper
             self.used_j[at_work[0]] += watts * airtime_s
@@ -152,11 +158,13 @@ class EnergyMeter:
             self._settle_idle(client, now)
             self.t_ref_s[client] = now
             return
-        spent = power_w * (now - self.t_ref_s[client])
-        self.used_j[client] += spent
-        self._round_j += spent
-        self._settle_busy(client, now, power_w)
-        self.t_ref_s[client] = now
+        for t_s, power_w in self.changes.pieces(client, now, power_w):
+            spent = power_w * (t_s - self.t_ref_s[client])
+            self.used_j[client] += spent
+            self._round_j += spent
+            self._settle_busy(client, t_s, power_w)
+            self.t_ref_s[client] = t_s
+        self._busy_w[client] = power_w
 
     def _settle_idle(self, client: int, now_s: float) -> None:
         """Idle time is not metered (a store would drain)."""
@@ -174,10 +182,8 @@ class EnergyMeter:
 
 
 class InfiniteEnergy(EnergyMeter):
-    """Infinite energy: round work is metered and no device is ever stopped.
-
-    ``energy`` and ``tx_rate_bps`` price each state as :class:`PowerModel` does.
-    """
+    """Infinite energy: round work is metered (each state priced by ``energy`` and
+    ``tx_rate_bps`` as :class:`PowerModel` does) and no device is ever stopped."""
 
     def __init__(self, n_clients: int, energy: Energy, tx_rate_bps: float = 0.0) -> None:
         super().__init__(n_clients, PowerModel(energy, tx_rate_bps))
@@ -195,11 +201,8 @@ class InfiniteEnergy(EnergyMeter):
 
     def stop(self, client: int, now_s: float) -> None:
         """:meth:`end` of ``client``'s round work at ``now_s``."""
-        spent = self._busy_w.pop(client) * (now_s - self.t_ref_s[client])
-        self.used_j[client] += spent
-        self._round_j += spent
-        self.t_ref_s[client] = now_s
-        del self._proc[client]
+        self.move(client, now_s, 0.0)
+        del self._busy_w[client], self._proc[client]
 
     def finish_all(self, clients: np.ndarray, t_switch_s: np.ndarray, then_j: np.ndarray,
                    t_end_s: np.ndarray) -> None:
@@ -226,7 +229,7 @@ class InfiniteEnergy(EnergyMeter):
     def switch_all(self, clients: np.ndarray, state: str, n_bits: float = 0.0,
                    airtime_s: float = 0.0) -> None:
         """:meth:`switch` of each of ``clients`` (distinct ids, all at work) in turn, with
-        a transfer's ``wall_s`` equal to its ``airtime_s``: the energy added to each
+        the radio on throughout a transfer: the energy added to each
         client's meter and to the round's total in the same order as the single calls."""
         now, ids, busy = self.now_s(), clients.tolist(), self._busy_w
         power_w = np.array([busy.get(c, np.nan) for c in ids])

@@ -179,34 +179,46 @@ class Links(NamedTuple):
     uplink: Link
 
 
-#: ``share(client, t_s, airtime_s) -> (wall_s, radio_s)``: how long an attempt of
+#: when an attempt's radio is on: (start, end) offsets in seconds from the attempt's
+#: start, in order and disjoint; the device waits at idle power for the rest
+Bursts = tuple[tuple[float, float], ...]
+
+#: ``share(client, t_s, airtime_s) -> (wall_s, bursts)``: how long an attempt of
 #: ``airtime_s`` that starts at ``t_s`` occupies the device under a MAC's sharing rule,
-#: and how much of that its radio transmits
-Share = Callable[[int, float, float], tuple[float, float]]
+#: and when within that its radio transmits
+Share = Callable[[int, float, float], tuple[float, Bursts]]
+
+#: ``serve(client, n_bits, airtime_s)``: an event that fires when a shared medium has
+#: served an attempt's bits, or None when the attempt lasts what ``share`` says
+Serve = Callable[[int, float, float], "simpy.Event | None"]
 
 
 def arq_transfer(env: simpy.Environment, link: Link, n_bytes: int,
                  rng: np.random.Generator | None, *, client: int, max_attempts: int,
-                 share: Share | None = None,
-                 on_attempt: Callable[[float, float], None] | None = None,
+                 share: Share | None = None, serve: Serve | None = None,
+                 on_attempt: Callable[[float, float, Bursts | None], None] | None = None,
                  on_lost: Callable[[int, bool], None] | None = None
                  ) -> Generator[simpy.Event, object, bool]:
     """SimPy generator: send ``n_bytes`` of ``client`` over ``link`` with up to
     ``max_attempts`` back-to-back attempts; returns True once an attempt gets through.
 
     Each attempt takes its airtime, or with ``share`` (a MAC's sharing rule) the wall
-    time that rule gives. ``on_attempt(radio_s, wall_s)`` is told when an attempt
-    starts (e.g. to charge its energy), ``on_lost(attempt, retrying)`` when attempt
+    time that rule gives, or with ``serve`` until the event it returns fires (a band
+    shared by processor sharing: the attempt's end moves with the other uploads).
+    ``on_attempt(airtime_s, wall_s, bursts)`` is told when an attempt starts (e.g. to
+    charge its energy; ``bursts`` is None without ``share``: the radio is on for the
+    whole airtime), ``on_lost(attempt, retrying)`` when attempt
     number ``attempt`` (from 1) was lost and whether another follows.
     """
     for attempt in range(1, max_attempts + 1):
         delivery = link.transmit(env.now, n_bytes, rng, client=client)
-        wall_s = radio_s = delivery.airtime_s
+        wall_s, bursts = delivery.airtime_s, None
         if share is not None:
-            wall_s, radio_s = share(client, env.now, delivery.airtime_s)
+            wall_s, bursts = share(client, env.now, delivery.airtime_s)
+        served = None if serve is None else serve(client, 8.0 * n_bytes, delivery.airtime_s)
         if on_attempt is not None:
-            on_attempt(radio_s, wall_s)
-        yield env.timeout(wall_s)
+            on_attempt(delivery.airtime_s, wall_s, bursts)
+        yield env.timeout(wall_s) if served is None else served
         if delivery.ok:
             return True
         if on_lost is not None:

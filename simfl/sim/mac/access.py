@@ -12,7 +12,8 @@ a round. Every kind states its model in its config's docstring
 
 from __future__ import annotations
 
-from typing import Callable
+import math
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 import simpy
@@ -21,6 +22,12 @@ from simfl.core.config.network import Mac
 from simfl.core.errors import ConfigError
 from simfl.core.records import MacSlots
 from simfl.core.rng import RngTree
+from simfl.sim.links.channel import Bursts
+from simfl.sim.radio.capture import Air
+
+if TYPE_CHECKING:
+    from simfl.sim.energy.source import EnergyMeter
+    from simfl.sim.links.channel import Link
 
 #: tolerance (in slots) when mapping a time onto a slot grid
 GRID_EPS = 1e-9
@@ -39,6 +46,9 @@ def per_client(value: float | tuple[float, ...], n_clients: int, field: str) -> 
 #: ``clients`` (sorted ids) just ended (an energy meter charges them)
 OnTransmit = Callable[[list[int], float], None]
 
+#: ``log(t_s, kind, round, client, detail)``: keep an event record
+Log = Callable[[float, str, int, int, str], None]
+
 
 class IdealAccess:
     """No contention and no relay: access is immediate and airtime is wall time.
@@ -46,10 +56,29 @@ class IdealAccess:
     ``on_transmit`` is told about every contention transmission (MACs that contend).
     """
 
+    #: the round's deadline (s after it opens) and the event log (:meth:`bind`)
+    deadline_s: float = math.inf
+    log: Log | None = None
+
     def __init__(self, cfg: Mac, env: simpy.Environment, rngs: RngTree, n_clients: int,
                  on_transmit: OnTransmit | None = None) -> None:
         self.cfg, self.env, self.rngs, self.n_clients = cfg, env, rngs, n_clients
         self.on_transmit = on_transmit
+
+    def bind(self, deadline_s: float, log: Log) -> None:
+        """Tell the MAC the rounds' deadline and where event records go."""
+        self.deadline_s, self.log = deadline_s, log
+
+    def attach(self, air: Air) -> None:
+        """Read the shared radio (positions, gains, SINR threshold); nothing here."""
+
+    #: whether an access granted by :meth:`request` is the upload itself (the MAC sent
+    #: the update's frames: the device has nothing more to send)
+    carries_upload = False
+
+    def bind_upload(self, energy: EnergyMeter, uplink: Link, update_bytes: int) -> None:
+        """Bind what a MAC that carries the upload needs: the devices' energy meter, the
+        uplink and the size of an update (the other kinds need none of them)."""
 
     def open_round(self, round: int, started: np.ndarray) -> None:
         """The round opens now; ``started`` (sorted ids) are the clients that take part."""
@@ -74,12 +103,24 @@ class IdealAccess:
         waits (at idle power) for the rest. Without sharing: the whole airtime."""
         return airtime_s
 
+    def bursts(self, client: int, t_s: float, airtime_s: float, wall_s: float) -> Bursts:
+        """When the radio transmits during an attempt of ``airtime_s`` that starts at
+        ``t_s`` and lasts ``wall_s`` (offsets from ``t_s``; :meth:`radio_s` seconds in
+        all): here at the end, after any wait (for a data channel)."""
+        return ((wall_s - self.radio_s(client, airtime_s, wall_s), wall_s),)
+
+    def serve(self, client: int, n_bits: float, airtime_s: float) -> simpy.Event | None:
+        """An event that fires when an upload attempt of ``n_bits`` (``airtime_s`` on its
+        own link) has been served, for a MAC whose attempts end when the shared medium
+        says so; None (every MAC here but ``ofdma``): the attempt lasts :meth:`share`."""
+        return None
+
     def forwards(self, client: int) -> bool:
         return True
 
-    def share(self, client: int, t_s: float, airtime_s: float) -> tuple[float, float]:
-        """(wall, radio) seconds of an upload attempt of ``airtime_s`` starting at ``t_s``
-        (:meth:`wall_time_s`, :meth:`radio_s`): the sharing rule for
+    def share(self, client: int, t_s: float, airtime_s: float) -> tuple[float, Bursts]:
+        """Wall seconds of an upload attempt of ``airtime_s`` starting at ``t_s``, and when
+        its radio is on (:meth:`wall_time_s`, :meth:`bursts`): the sharing rule for
         :func:`simfl.sim.links.channel.arq_transfer`."""
         wall_s = self.wall_time_s(client, t_s, airtime_s)
-        return wall_s, self.radio_s(client, airtime_s, wall_s)
+        return wall_s, self.bursts(client, t_s, airtime_s, wall_s)

@@ -3,30 +3,41 @@
 One module per concept: :mod:`simfl.sim.mac.access` (what a device asks its MAC; the ideal
 MAC), :mod:`simfl.sim.mac.tdma` (time division), :mod:`simfl.sim.mac.aloha.contention` (slotted ALOHA
 contention, with its statistics in :mod:`simfl.sim.mac.aloha.tally` and its serialised data
-phase in :mod:`simfl.sim.mac.aloha.data_phase`) and :mod:`simfl.sim.mac.relay` (the relay that
-forwards uploads).
+phase in :mod:`simfl.sim.mac.aloha.data_phase`), :mod:`simfl.sim.mac.relay` (the relay that
+forwards uploads), :mod:`simfl.sim.mac.ofdma` (a band shared by the active uploads) and
+:mod:`simfl.sim.mac.csma.access` (IEEE 802.11 DCF).
 """
 
 from __future__ import annotations
 
 import simpy
 
-from simfl.core.config.network import IdealMac, Mac, RelayMac, SlottedAlohaMac, TdmaMac
+from simfl.core.config.network import (CsmaCaMac, IdealMac, Mac, OfdmaMac, RelayMac,
+                                       SlottedAlohaMac, TdmaMac)
 from simfl.core.rng import RngTree
 from simfl.sim.mac.access import IdealAccess, OnTransmit, per_client
+from simfl.sim.radio.capture import Air
 from simfl.sim.mac.aloha.contention import SlottedAloha
+from simfl.sim.mac.csma.access import CsmaCa
+from simfl.sim.mac.ofdma import OfdmaAccess
 from simfl.sim.mac.relay import Relay, aloha_heard, relay_draw
 from simfl.sim.mac.tdma import TdmaAccess, tdma_finish_s
 
-__all__ = ["IdealAccess", "OnTransmit", "Relay", "SlottedAloha", "TdmaAccess", "aloha_heard",
-           "build_mac", "per_client", "relay_draw", "tdma_finish_s"]
+__all__ = ["CsmaCa", "IdealAccess", "OfdmaAccess", "OnTransmit", "Relay", "SlottedAloha",
+           "TdmaAccess", "aloha_heard", "build_mac", "per_client", "relay_draw",
+           "tdma_finish_s"]
 
 _ACCESS: dict[type[Mac], type[IdealAccess]] = {
-    IdealMac: IdealAccess, TdmaMac: TdmaAccess, SlottedAlohaMac: SlottedAloha, RelayMac: Relay}
+    IdealMac: IdealAccess, TdmaMac: TdmaAccess, SlottedAlohaMac: SlottedAloha, RelayMac: Relay,
+    OfdmaMac: OfdmaAccess, CsmaCaMac: CsmaCa}
 
 
 def build_mac(cfg: Mac, env: simpy.Environment, rngs: RngTree, n_clients: int,
-              on_transmit: OnTransmit | None = None) -> IdealAccess:
+              on_transmit: OnTransmit | None = None, *, air: Air | None = None) -> IdealAccess:
     """The uplink access model of ``cfg``, bound to ``env`` and the run's random streams;
-    ``on_transmit`` is told about contention transmissions (to charge their energy)."""
-    return _ACCESS[type(cfg)](cfg, env, rngs, n_clients, on_transmit)
+    ``on_transmit`` is told about contention transmissions (to charge their energy);
+    ``air`` is the shared radio (positions and gains, the SINR threshold), if any."""
+    mac = _ACCESS[type(cfg)](cfg, env, rngs, n_clients, on_transmit)
+    if air is not None:
+        mac.attach(air)
+    return mac

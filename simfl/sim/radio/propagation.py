@@ -48,6 +48,7 @@ class Propagation:
         self.radio, self.rngs, self.n_clients = radio, rngs, n_clients
         self.ap_xy_m = np.asarray(cells.access_points, dtype=float).reshape(-1, 2)
         self.association = cells.association
+        self.max_dbm = max_powers_dbm(radio, n_clients)
         self._independent: dict[int, np.ndarray] = {}
         self._fields: dict[int, tuple[float, float, np.ndarray]] = {}
 
@@ -81,14 +82,13 @@ class Propagation:
 
     def tx_power_dbm(self, gain_db: np.ndarray) -> np.ndarray:
         """Each client's transmit power under the power-control rule (``-inf``: silenced)."""
-        radio, rule = self.radio, self.radio.power_control
-        max_dbm = np.full(gain_db.shape, radio.tx_power_dbm)
+        radio, rule, max_dbm = self.radio, self.radio.power_control, self.max_dbm
         if isinstance(rule, (ChannelInversion, TruncatedInversion)):
             needed = rule.target_snr_db + radio.noise_dbm - gain_db
             if isinstance(rule, TruncatedInversion):
-                return np.where(needed <= radio.tx_power_dbm, needed, -np.inf)
+                return np.where(needed <= max_dbm, needed, -np.inf)
             return np.asarray(np.minimum(needed, max_dbm))
-        return max_dbm
+        return np.array(max_dbm)
 
     def _shadowing(self, ap: int, x_m: np.ndarray, y_m: np.ndarray,
                    clients: np.ndarray | slice) -> np.ndarray:
@@ -129,6 +129,18 @@ class Propagation:
         for j in range(1, ny):  # then along y: the product of the two correlations
             field[j, :] = rho * field[j - 1, :] + keep * field[j, :]
         return x0, y0, field
+
+
+def max_powers_dbm(radio: Radio, n_clients: int) -> np.ndarray:
+    """Each client's maximum transmit power (dBm): ``radio.tx_power_dbm``, one for all or
+    one per client (a list of another length is one line)."""
+    power = radio.tx_power_dbm
+    if not isinstance(power, tuple):
+        return np.full(n_clients, float(power))
+    if len(power) != n_clients:
+        raise ConfigError("network.radio.tx_power_dbm", f"a list of {len(power)} powers",
+                          f"one power, or a list of task.n_clients = {n_clients} powers")
+    return np.asarray(power, dtype=float)
 
 
 def build_radio_map(placement: Placement, cells: Cells, radio: Radio, n_clients: int,

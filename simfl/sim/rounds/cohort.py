@@ -59,12 +59,13 @@ def run_cohort(devices: Devices, mac: SlottedAloha, works: Sequence[Work], round
     if 0 < who.size == started.size and finished.all():
         t_close = float(done_s.max())
 
-    # energy: compute until ready, idle while contending, each transmission, the upload
+    # energy: compute until ready, idle while contending (a transmission's slot at
+    # transmit power instead), the upload
     end_s = np.where(finished, done_s, t_close)
     granted_s = np.where(race.granted, slot_end_s, end_s)
     tx_w, tx_lump_j = meter.power.state_w("tx", n_bits, ul_s)
     then_j = (meter.power.state_w("idle")[0] * (granted_s - ready_s[who])
-              + race.n_tx * (meter.power.contention_w() * mac.cfg.slot_s)
+              + race.n_tx * (meter.power.contention_extra_w() * mac.cfg.slot_s)
               + np.where(race.granted, tx_w * (end_s - granted_s) + (tx_lump_j or 0.0), 0.0))
     t_switch, t_end, extra_j = np.full(started.size, t_close), np.full(started.size, t_close), \
         np.zeros(started.size)

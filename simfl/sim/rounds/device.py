@@ -18,7 +18,7 @@ import simpy
 
 from simfl.core.records import Arrival, EventKind, Missing, MissingReason
 from simfl.core.rng import RngTree
-from simfl.sim.links.channel import Link, Links, Share, arq_transfer
+from simfl.sim.links.channel import Bursts, Link, Links, Serve, Share, arq_transfer
 from simfl.sim.energy.source import EnergyMeter
 from simfl.sim.mac.access import IdealAccess
 
@@ -71,20 +71,24 @@ class Devices:
         self.n_samples = n_samples
         self.log = log
         self.retries = 0  # retransmissions so far (every round and exchange)
+        #: with a broadcast downlink, this round's download time (else None: unicast)
+        self.broadcast_s: float | None = None
+        mac.bind_upload(energy, links.uplink, model_bytes)
 
     def transfer(self, direction: str, client: int, round: int, n_bytes: int, *,
-                 stream: str, share: Share | None = None,
+                 stream: str, share: Share | None = None, serve: Serve | None = None,
                  charge: bool = False) -> Generator[simpy.Event, object, bool]:
         """Send ``n_bytes`` of ``client`` on the link of ``direction`` (ARQ); True once
         through. Channel draws come from the stream tagged ``stream``; ``share`` is the
-        MAC's sharing rule (round uploads); with ``charge`` each attempt costs energy."""
+        MAC's sharing rule (round uploads), ``serve`` its shared band (if any); with
+        ``charge`` each attempt costs energy."""
         link: Link = getattr(self.links, direction)
         rng = (self.rngs.stream(f"channel/{direction}/{client}/{stream}/{round}")
                if link.draws else None)
         state = "tx" if direction == "uplink" else "rx"
 
-        def attempt(radio_s: float, wall_s: float) -> None:
-            self.energy.switch(client, state, 8 * n_bytes, radio_s, wall_s)
+        def attempt(airtime_s: float, wall_s: float, bursts: Bursts | None) -> None:
+            self.energy.switch(client, state, 8 * n_bytes, airtime_s, bursts)
 
         def lost(number: int, retrying: bool) -> None:
             self.log(self.env.now, EventKind.ATTEMPT_LOST, round, client, f"{direction} {number}")
@@ -92,6 +96,7 @@ class Devices:
 
         return (yield from arq_transfer(self.env, link, n_bytes, rng, client=client,
                                         max_attempts=self.arq_max_attempts, share=share,
+                                        serve=serve,
                                         on_attempt=attempt if charge else None, on_lost=lost))
 
 
@@ -107,8 +112,11 @@ def device_round(devices: Devices, client: int,
     assert process is not None, "runs as a SimPy process"
     energy.begin(client, process)
     try:
-        if not (yield from devices.transfer("downlink", client, round, devices.model_bytes,
-                                            stream="round", charge=True)):
+        if devices.broadcast_s is not None:  # one transmission to all: never lost
+            energy.switch(client, "rx", 8 * devices.model_bytes, devices.broadcast_s)
+            yield env.timeout(devices.broadcast_s)
+        elif not (yield from devices.transfer("downlink", client, round, devices.model_bytes,
+                                              stream="round", charge=True)):
             return _missing(devices, client, round, MissingReason.ERASED, "downlink")
         energy.switch(client, "compute")
         yield env.timeout(float(devices.compute_s[client]))
@@ -118,8 +126,9 @@ def device_round(devices: Devices, client: int,
             energy.switch(client, "idle")
         if access is not None and not (yield access):
             return _missing(devices, client, round, MissingReason.COLLIDED, "mac retry limit")
-        if not (yield from devices.transfer("uplink", client, round, devices.model_bytes,
-                                            stream="round", share=mac.share, charge=True)):
+        if not mac.carries_upload and not (yield from devices.transfer(
+                "uplink", client, round, devices.model_bytes, stream="round", share=mac.share,
+                serve=mac.serve, charge=True)):
             return _missing(devices, client, round, MissingReason.ERASED, "uplink")
         if not mac.forwards(client):
             return _missing(devices, client, round, MissingReason.COLLIDED, "relay")

@@ -15,7 +15,7 @@ client's compute timeout is made in client order, as the processes would make th
 The simulation picks this form for a round whenever the round needs nothing that only a
 process gives: no battery (whose depletion timers interrupt processes), no late device
 that keeps working after its round, no availability change inside the round, and the
-built-in links and MACs (:func:`chain_supported`).
+built-in links and MACs, a unicast downlink (:func:`chain_supported`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import numpy as np
 import simpy
 
 from simfl.core.records import Arrival, EventKind, Missing, MissingReason
-from simfl.sim.links.channel import ErasureLink, Link, RayleighLink
+from simfl.sim.links.channel import ErasureLink, Link, RayleighLink, Share
 from simfl.sim.rounds.device import DEVICE_FAULTS, Devices
 from simfl.sim.energy.source import InfiniteEnergy
 from simfl.sim.links.gilbert_elliott import ContinuousGilbertElliottLink, GilbertElliottLink
@@ -46,7 +46,8 @@ Ended = Callable[["ChainedDevice"], None]
 def chain_supported(devices: Devices) -> bool:
     """Whether chained devices reproduce the processes with these collaborators."""
     return (type(devices.energy) is InfiniteEnergy and type(devices.mac) in _MACS
-            and type(devices.links.downlink) in _LINKS and type(devices.links.uplink) in _LINKS)
+            and type(devices.links.downlink) in _LINKS and type(devices.links.uplink) in _LINKS
+            and devices.broadcast_s is None)
 
 
 class ChainedDevice:
@@ -114,8 +115,8 @@ class ChainedDevice:
             devices.log(now, EventKind.ARRIVED, self.round, client, "")
             self._end(Arrival(client, self.round, now, int(devices.n_samples[client])))
 
-    def _transfer(self, direction: str, share: Callable[[int, float, float], tuple[float, float]]
-                  | None, then: Callable[[bool], None]) -> None:
+    def _transfer(self, direction: str, share: Share | None,
+                  then: Callable[[bool], None]) -> None:
         """:meth:`Devices.transfer` (ARQ, each attempt charged) with its result to ``then``."""
         devices, client = self.devices, self.client
         env, n_bytes = devices.env, devices.model_bytes
@@ -129,10 +130,10 @@ class ChainedDevice:
             nonlocal attempt
             attempt += 1
             delivery = link.transmit(env.now, n_bytes, rng, client=client)
-            wall_s = radio_s = delivery.airtime_s
+            wall_s, bursts = delivery.airtime_s, None
             if share is not None:
-                wall_s, radio_s = share(client, env.now, delivery.airtime_s)
-            devices.energy.switch(client, state, 8 * n_bytes, radio_s, wall_s)
+                wall_s, bursts = share(client, env.now, delivery.airtime_s)
+            devices.energy.switch(client, state, 8 * n_bytes, delivery.airtime_s, bursts)
 
             def done(_event: object) -> None:
                 if not self.is_alive:

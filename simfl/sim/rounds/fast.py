@@ -89,7 +89,8 @@ class FastRound:
             fits = mac.cfg.data_phase == "parallel" and (not mac.wake_due or bool(self._heap))
         else:
             fits = type(mac) is IdealAccess
-        return started_alone and fits and ideal_links and type(d.energy) is InfiniteEnergy
+        return (started_alone and fits and ideal_links and type(d.energy) is InfiniteEnergy
+                and d.broadcast_s is None)
 
     def hand_over(self, env: simpy.Environment) -> None:
         """Put the slot ends still due on the clock (a round that runs there follows)."""
@@ -229,10 +230,10 @@ class FastRound:
 
     def _upload(self, client: int, t_s: float, airtime_s: float, tx_w: float | None) -> None:
         d, meter = self.devices, self.devices.energy
-        wall_s, radio_s = d.mac.share(client, t_s, airtime_s)
-        if tx_w is not None and wall_s == radio_s == airtime_s:
+        wall_s, bursts = d.mac.share(client, t_s, airtime_s)
+        if tx_w is not None and wall_s == airtime_s:
             assert isinstance(meter, InfiniteEnergy)
             meter.move(client, t_s, tx_w)
         else:
-            d.energy.switch(client, "tx", 8 * d.model_bytes, radio_s, wall_s)
+            d.energy.switch(client, "tx", 8 * d.model_bytes, airtime_s, bursts)
         heapq.heappush(self._heap, (t_s + wall_s, next(self._order), _ARRIVED, client))

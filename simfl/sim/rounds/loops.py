@@ -1,5 +1,8 @@
 """Which loop runs a round's device work: the fast loop off the clock, or the clocked one.
 
+Before either runs, the MAC learns the deadline and the event log, and a broadcast
+downlink fixes the round's download time.
+
 A round's work (every started device's download, compute and upload, until the round
 closes) runs in one loop off the clock (:mod:`simfl.sim.rounds.fast`) when that loop
 covers the round: no over-selection, no late device kept (``keep_late``), nobody going
@@ -19,6 +22,7 @@ import simpy
 
 from simfl.core.records import Arrival
 from simfl.sim.clock import LateEvents
+from simfl.sim.radio.broadcast import Broadcast
 from simfl.sim.rounds.clocked import ClockedWork, Outcome
 from simfl.sim.rounds.device import Devices
 from simfl.sim.rounds.fast import FastRound, delays_to
@@ -28,8 +32,10 @@ class RoundLoops:
     """The fast and the clocked round loop of one simulation, and the choice between them."""
 
     def __init__(self, devices: Devices, late: LateEvents, *, deadline_s: float,
-                 clients_per_round: int, n_invites: int, keep_late: bool) -> None:
+                 clients_per_round: int, n_invites: int, keep_late: bool,
+                 broadcast: Broadcast | None = None) -> None:
         self.env = devices.env
+        self.devices, self.broadcast = devices, broadcast
         self.deadline_s = deadline_s
         self.keep_late = keep_late
         self.over_selects = n_invites > clients_per_round
@@ -47,7 +53,10 @@ class RoundLoops:
             ) -> Generator[simpy.Event, object, list[Outcome]]:
         """SimPy generator: the work of ``started`` (sorted ids, each leaving at its
         ``leave_s``) until the round closes; their outcomes, in the order of ``started``."""
-        env = self.env
+        env, devices = self.env, self.devices
+        devices.mac.bind(self.deadline_s, devices.log)  # the MAC may be replaced before
+        if self.broadcast is not None:  # one download time for the round
+            devices.broadcast_s = self.broadcast.duration_s(started)
         leaving = leave_s <= (math.inf if self.keep_late else t_deadline)
         alone = not self.keep_late and not leaving.any() and not self.over_selects
         if self.fast.covers(alone):  # the same events in one loop, off the clock

@@ -24,6 +24,7 @@ import simpy
 
 from simfl.core.config.network import SlottedAlohaMac
 from simfl.core.records import MacSlots
+from simfl.core.errors import ConfigError
 from simfl.core.rng import RngTree
 from simfl.sim.mac.access import GRID_EPS, IdealAccess, OnTransmit, per_client
 from simfl.sim.mac.aloha.cohort import CohortContention, contend
@@ -31,6 +32,7 @@ from simfl.sim.mac.aloha.data_phase import DataChannels
 from simfl.sim.mac.aloha.queue import NEVER, NextSlots
 from simfl.sim.mac.aloha.slot import SlotOutcomes
 from simfl.sim.mac.aloha.tally import SlotTally
+from simfl.sim.radio.capture import Air, Capture
 
 #: transmitters in one slot from which slotted ALOHA scans its contenders (numpy)
 #: rather than keeping a heap entry per transmission (Python)
@@ -91,6 +93,15 @@ class SlottedAloha(IdealAccess):
         return float(self.env.now) if self.driver is None else self.driver.now_s
 
     # ---- the round and the device's calls
+
+    def attach(self, air: Air) -> None:
+        """With an SINR threshold, the strongest of a busy slot may capture it."""
+        if air.sinr_threshold_db is None:
+            return
+        if self.cfg.contention == "vectorised":
+            raise ConfigError("network.mac.contention", "vectorised",
+                              "per_event when network.sinr_threshold_db is set (capture)")
+        self.outcomes.capture = Capture(air, self.n_clients)
 
     def open_round(self, round: int, started: np.ndarray) -> None:
         self.outcomes.rng = self.rngs.stream(f"mac/aloha/round/{round}")

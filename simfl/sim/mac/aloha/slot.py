@@ -1,7 +1,8 @@
 """Slotted ALOHA's busy slots: who wins a slot, who collides and when it transmits again.
 
 A busy slot's transmitters each pick one of the channels; a transmitter alone on its
-channel wins, the others collide. A collided transmitter retries after a gap drawn by
+channel wins, the others collide; with an SINR threshold the strongest on a channel
+may capture it instead (:class:`~simfl.sim.radio.capture.Capture`). A collided transmitter retries after a gap drawn by
 the access policy (Bernoulli access: Geometric(p) slots; binary exponential backoff:
 uniform over a window that doubles with each collision, up to ``cw_max``) or gives up
 once its collisions reach ``max_attempts``. :class:`SlotOutcomes` makes these draws,
@@ -18,6 +19,7 @@ from simfl.core.config.network import SlottedAlohaMac
 from simfl.sim.mac.access import OnTransmit
 from simfl.sim.mac.aloha.queue import NEVER, NextSlots, after
 from simfl.sim.mac.aloha.tally import SlotTally
+from simfl.sim.radio.capture import Capture
 
 
 class SlotOutcomes:
@@ -35,6 +37,8 @@ class SlotOutcomes:
         self.on_transmit = on_transmit
         self.collisions = np.zeros(n_clients, dtype=np.int64)
         self.tx_slots = np.zeros(n_clients, dtype=np.int64)
+        #: with an SINR threshold, who captures a busy slot (else: alone on a channel)
+        self.capture: Capture | None = None
 
     # ---- the access policy
 
@@ -69,7 +73,7 @@ class SlotOutcomes:
         later draws are those of :meth:`settle_many`.
         """
         cfg, n_tx = self.cfg, len(tx)
-        if n_tx == 1:  # the usual busy slot: a lone transmitter, granted
+        if n_tx == 1 and self.capture is None:  # the usual busy slot: a lone transmitter, granted
             if cfg.channels > 1:
                 self.rng.integers(0, cfg.channels)
             self.tally.busy(slot, 1)
@@ -77,7 +81,10 @@ class SlotOutcomes:
             if self.on_transmit is not None:
                 self.on_transmit(tx, cfg.slot_s)
             return tx, set(tx)
-        if cfg.channels == 1:
+        if self.capture is not None:
+            picks = None if cfg.channels == 1 else self.rng.integers(0, cfg.channels, size=n_tx)
+            won = self.capture.won(np.asarray(tx, dtype=np.int64), picks, self.rng).tolist()
+        elif cfg.channels == 1:
             won = [False] * n_tx
         else:
             picks = self.rng.integers(0, cfg.channels, size=n_tx)
@@ -105,10 +112,12 @@ class SlotOutcomes:
         """Settle ``slot`` with transmitters ``tx`` (sorted ids), vectorised (heavy
         contention); returns what :meth:`settle_few` does."""
         cfg = self.cfg
-        if cfg.channels == 1:
+        picks = None if cfg.channels == 1 else self.rng.integers(0, cfg.channels, size=tx.size)
+        if self.capture is not None:
+            won = self.capture.won(tx, picks, self.rng)
+        elif picks is None:
             won = np.full(tx.size, tx.size == 1)
         else:
-            picks = self.rng.integers(0, cfg.channels, size=tx.size)
             won = np.bincount(picks, minlength=cfg.channels)[picks] == 1
         self.tally.busy(slot, int(won.sum()))
         self.tx_slots[tx] += 1

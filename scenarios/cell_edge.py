@@ -1,0 +1,166 @@
+"""Cell edge: how large a cell, how wide a band and which scheduler before FL rounds
+miss their deadline?
+
+60 phones are placed uniformly in a disc of radius R around one access point
+(log-distance path loss with exponent 3.5 and 40 dB at 1 m, 8 dB shadowing, 23 dBm,
+7 dB noise figure). Each round the server invites K of them; they download the model at
+the access point's 30 dBm, train logistic regression on their IID share of scikit-learn's
+digits, and upload 250 kB (``network.model_bytes``, the size of a 62,500-parameter model:
+the upload is the study's subject, so the training stays cheap) over a band of B Hz
+that the round's uploads share (``network.mac.kind = "ofdma"``): with ``equal`` the band
+is split equally among the uploads active at each moment (processor sharing), with
+``min_latency`` it is split once per round so that every upload finishes together. The
+round closes at the last upload or at the 10 s deadline; an attempt below 0 dB SNR is
+lost. Compare single runs with
+
+    simfl run cell_edge --set population.placement.radius_m=600
+    simfl run cell_edge --set network.mac.scheduler=min_latency
+
+The study (``main()``) sweeps R x B x scheduler x K over three seeds as one campaign
+(``simfl sweep``; a second call runs only what is missing), then draws OUT/cell_edge.png:
+the mean round length and the time to 80 % accuracy against R, one line per band and
+scheduler, one column per K, each the mean over seeds with a 95 % t-band (where fewer than
+three seeds have a value, no band but each seed's value as a cross; a run that never
+reached the target is left out of that mean and counted in the printed table)::
+
+    python scenarios/cell_edge.py --out runs/cell_edge            # 72 runs, a few minutes
+    python scenarios/cell_edge.py --out runs/cell_edge_quick --quick
+"""
+
+import argparse
+import math
+from pathlib import Path
+
+import simfl
+
+#: the study's grid: cell radius, band, scheduler, clients per round
+GRID = {
+    "population.placement.radius_m": [100.0, 300.0, 600.0],
+    "network.radio.bandwidth_hz": [1e6, 5e6],
+    "network.mac.scheduler": ["equal", "min_latency"],
+    "server.clients_per_round": [5, 15],
+}
+#: a smoke test of the machinery: two radii, one band and K, three rounds, one seed
+QUICK_GRID = {
+    "population.placement.radius_m": [100.0, 600.0],
+    "network.radio.bandwidth_hz": [1e6],
+    "network.mac.scheduler": ["equal", "min_latency"],
+    "server.clients_per_round": [5],
+}
+SEEDS = "1-3"
+TARGET = 0.8
+#: fewer seeds than this at a point: no band, each seed's value as a cross
+MIN_BAND_SEEDS = 3
+
+
+def scenario() -> simfl.Scenario:
+    return simfl.Scenario(
+        name="cell_edge",
+        seed=1,
+        task=simfl.Task(dataset=simfl.Digits(), partition=simfl.Iid(), model=simfl.Logreg(),
+                        n_clients=60, batch_size=16, local_epochs=1, lr=0.1),
+        population=simfl.Population(
+            compute=simfl.Compute(median_samples_per_s=50.0, sigma=0.3),
+            placement=simfl.DiscPlacement(radius_m=300.0, min_m=10.0)),
+        network=simfl.Network(
+            uplink=simfl.IdealChannel(), downlink=simfl.IdealChannel(),
+            radio=simfl.Radio(shadowing_db=8.0, bandwidth_hz=1e6),
+            mac=simfl.OfdmaMac(scheduler="equal"),
+            sinr_threshold_db=0.0, model_bytes=250_000),
+        server=simfl.Server(algorithm=simfl.FedAvg(), sampler=simfl.Uniform(),
+                            clients_per_round=10, deadline_s=10.0),
+        run=simfl.Run(rounds=30, eval_every_rounds=1, target_accuracy=TARGET),
+    )
+
+
+def _mean_band(values: list[float]) -> tuple[float, float]:
+    """The mean and the half-width of its 95 % t-interval (0 with one value)."""
+    from simfl.metrics.curves import t_quantile_975
+
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, 0.0
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    return mean, t_quantile_975(n - 1) * sd / math.sqrt(n)
+
+
+def draw(rows: list[dict], out_png: Path) -> None:
+    """Round length and time to target against the cell radius (module docstring)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    radius, band, sched, k = GRID.keys()
+    ks = sorted({r[k] for r in rows})
+    lines = sorted({(r[band], r[sched]) for r in rows})
+    metrics = (("round length (s)", lambda r: r["sim_time_s"] / max(r["rounds"], 1)),
+               (f"time to {TARGET:.0%} accuracy (s)", lambda r: r["time_to_target_s"]))
+    fig, axes = plt.subplots(len(metrics), len(ks), figsize=(5 * len(ks), 7), squeeze=False,
+                             sharex=True)
+    styles = ("-o", "--s", "-.^", ":D")
+    for col, k_value in enumerate(ks):
+        for row, (label, value) in enumerate(metrics):
+            ax = axes[row][col]
+            for (b, s), style in zip(lines, styles * 4):
+                xs, means, halves, few = [], [], [], []
+                for r_value in sorted({r[radius] for r in rows}):
+                    got = [value(r) for r in rows if (r[radius], r[band], r[sched], r[k])
+                           == (r_value, b, s, k_value) and value(r) is not None]
+                    if got:
+                        mean, half = _mean_band(got)
+                        xs.append(r_value), means.append(mean)
+                        halves.append(half if len(got) >= MIN_BAND_SEEDS else math.nan)
+                        if len(got) < MIN_BAND_SEEDS:
+                            few += [(r_value, v) for v in got]
+                line, = ax.plot(xs, means, style, label=f"{b / 1e6:g} MHz, {s}")
+                ax.fill_between(xs, [m - h for m, h in zip(means, halves)],
+                                [m + h for m, h in zip(means, halves)],
+                                color=line.get_color(), alpha=0.15, linewidth=0)
+                if few:  # too few seeds for a band: each seed's value
+                    ax.plot(*zip(*few), "x", color=line.get_color(), markersize=5)
+            ax.set_ylabel(label)
+            ax.set_title(f"{k_value} clients per round" if row == 0 else "")
+            ax.grid(alpha=0.3)
+        axes[-1][col].set_xlabel("cell radius (m)")
+    axes[0][0].legend(title="band, scheduler", fontsize=8)
+    fig.suptitle("Cell edge: upload of 250 kB over a shared band, 10 s deadline\n(mean over "
+                 "seeds with a 95 % band; crosses: each seed where fewer than 3 have a value)")
+    fig.tight_layout()
+    fig.savefig(out_png, dpi=110)
+    plt.close(fig)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Run the cell-edge study and draw it.")
+    parser.add_argument("--out", type=Path, required=True, help="the campaign folder")
+    parser.add_argument("--seeds", default=SEEDS, help="A-B or a comma list (default 1-3)")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at once (default 1)")
+    parser.add_argument("--quick", action="store_true",
+                        help="two radii, one band and K, three rounds, one seed")
+    args = parser.parse_args(argv)
+    grid = QUICK_GRID if args.quick else GRID
+    sets = ["run.rounds=3"] if args.quick else []
+    seeds = "1" if args.quick else args.seeds
+    simfl.sweep(scenario(), seeds=seeds, grid=grid, set=sets, out=args.out, jobs=args.jobs)
+    from simfl.campaign.results import table
+
+    _, rows = table(args.out)
+    rows = [r for r in rows if r["status"] == "done"]
+    draw(rows, args.out / "cell_edge.png")
+    radius, band, sched, k = GRID.keys()
+    print(f"{'R (m)':>6} {'B (MHz)':>8} {'scheduler':>12} {'K':>3}  round length (s)  "
+          f"time to {TARGET:.0%} (s)  reached")
+    for key in sorted({(r[radius], r[band], r[sched], r[k]) for r in rows}):
+        runs = [r for r in rows if (r[radius], r[band], r[sched], r[k]) == key]
+        lengths = [r["sim_time_s"] / max(r["rounds"], 1) for r in runs]
+        reached = [r["time_to_target_s"] for r in runs if r["time_to_target_s"] is not None]
+        tta = f"{sum(reached) / len(reached):19.1f}" if reached else f"{'-':>19}"
+        print(f"{key[0]:6.0f} {key[1] / 1e6:8g} {key[2]:>12} {key[3]:3d}  "
+              f"{sum(lengths) / len(lengths):16.2f} {tta}  {len(reached)}/{len(runs)}")
+    print(f"figure: {args.out / 'cell_edge.png'}")
+
+
+if __name__ == "__main__":
+    main()

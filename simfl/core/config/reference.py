@@ -1,0 +1,193 @@
+"""docs/reference.md, generated from the scenario's config classes.
+
+Every section and every registered kind is walked from :class:`Scenario`: each field
+with its type, its default, the unit its name carries and the values it accepts. The
+accepted values are not written by hand: each number field is built once with -1 and
+once with a huge value, and the message of the :class:`ConfigError` that the class's
+own checks raise says what it allows. Only simfl's own kinds are listed (a plug-in's
+are not). Regenerate the page with ``python -m simfl.core.config.reference --write``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import types
+import typing
+from pathlib import Path
+from typing import Any, Literal
+
+from simfl.core.config.node import Choice, Node, field_types
+from simfl.core.config.scenario import Scenario
+from simfl.core.errors import ConfigError
+
+#: the page this module writes, relative to the repository root
+PAGE = Path("docs") / "reference.md"
+#: the command that regenerates it
+COMMAND = "python -m simfl.core.config.reference --write"
+
+#: units read from the end of a field's name, longest first
+_UNITS = (("_j_per_bit", "J/bit"), ("_per_s", "1/s"), ("_bps", "bit/s"), ("_bytes", "bytes"),
+          ("_hour", "h"), ("_db", "dB"), ("_h", "h"), ("_hz", "Hz"), ("_s", "s"), ("_j", "J"),
+          ("_w", "W"), ("_m", "m"))
+_PROBES: dict[Any, tuple[Any, ...]] = {int: (-1, 2**62), float: (-1.0, 1e300)}
+
+
+def unit(name: str) -> str:
+    """The unit a field's name ends in (``deadline_s``: s), or an empty string."""
+    return next((u for suffix, u in _UNITS if name.endswith(suffix)), "")
+
+
+def _options(tp: Any) -> tuple[Any, ...]:
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        return typing.get_args(tp)
+    return (tp,)
+
+
+def type_text(tp: Any) -> str:
+    """A field's type in words."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(type_text(a) for a in typing.get_args(tp))
+    if origin is Literal:
+        return " / ".join(f"`{a}`" for a in typing.get_args(tp))
+    if origin is tuple:
+        return f"list of {type_text(typing.get_args(tp)[0])}"
+    if tp is type(None):
+        return "null"
+    if isinstance(tp, type) and issubclass(tp, Choice):
+        return f"kind ({tp._registry.point})"
+    if isinstance(tp, type) and issubclass(tp, Node):
+        return "section"
+    return {float: "number", int: "integer", bool: "boolean", str: "string"}.get(tp, str(tp))
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, Choice):
+        return f"`{value.kind}`"
+    if isinstance(value, Node):
+        return "(section)"
+    if isinstance(value, tuple):
+        value = list(value)
+    return f"`{json.dumps(value)}`"
+
+
+def allowed(cls: type[Node], name: str, tp: Any) -> str:
+    """What the class's checks say about ``name`` when given -1 and a huge number."""
+    numeric = [t for t in _options(tp) if t in _PROBES]
+    if not numeric:
+        return ""
+    said: list[str] = []
+    for probe in _PROBES[numeric[0]]:
+        try:
+            cls(**{name: probe})
+        except ConfigError as err:
+            if err.field == name and err.allowed not in said:
+                said.append(err.allowed)
+        except Exception:  # another rule tripped first: nothing learnt from this probe
+            continue
+    return "; ".join(said)
+
+
+def _rows(cls: type[Node]) -> list[str]:
+    try:
+        instance: Node | None = cls()
+    except Exception:
+        instance = None
+    derived: frozenset[str] = getattr(instance, "_derived", frozenset())
+    rows = []
+    for f in dataclasses.fields(cls):
+        tp = field_types(cls)[f.name]
+        if instance is not None:
+            default = _value_text(getattr(instance, f.name))
+            if f.name in derived:
+                default += " (derived)"
+        elif f.default is not dataclasses.MISSING:
+            default = _value_text(f.default)
+        else:
+            default = "(required)"
+        text = allowed(cls, f.name, tp).replace("|", "\\|")
+        rows.append(f"| `{f.name}` | {type_text(tp)} | {default} | {unit(f.name)} | {text} |")
+    return rows
+
+
+def _table(cls: type[Node]) -> list[str]:
+    if not dataclasses.fields(cls):
+        return ["No fields."]
+    return ["| field | type | default | unit | allowed |", "|---|---|---|---|---|", *_rows(cls)]
+
+
+def _own(cls: type) -> bool:
+    """Whether ``cls`` is one of simfl's own kinds (not a plug-in's or a script's)."""
+    return cls.__module__.startswith("simfl.core.")
+
+
+def _walk(cls: type[Node], path: str, sections: dict[type[Node], list[str]],
+          points: dict[type[Choice], list[str]]) -> None:
+    for name, tp in field_types(cls).items():
+        for option in _options(tp):
+            if not (isinstance(option, type) and issubclass(option, Node)):
+                continue
+            where = f"{path}.{name}" if path else name
+            if issubclass(option, Choice):
+                seen = option in points
+                points.setdefault(option, []).append(where)
+                if not seen:
+                    for entry in option._registry:
+                        if _own(entry.obj):
+                            _walk(entry.obj, where, sections, points)
+            else:
+                seen = option in sections
+                sections.setdefault(option, []).append(where)
+                if not seen:
+                    _walk(option, where, sections, points)
+
+
+def reference() -> str:
+    """The whole page, as Markdown."""
+    sections: dict[type[Node], list[str]] = {Scenario: [""]}
+    points: dict[type[Choice], list[str]] = {}
+    _walk(Scenario, "", sections, points)
+    out = ["# Scenario reference", "",
+           f"Generated from simfl's config classes by `{COMMAND}`; do not edit by hand. "
+           "Every field of every section and every registered kind: its type, default, "
+           "the unit its name carries, and what the class's own checks allow for a "
+           "number (found by building the class with -1 and with a huge value; an empty "
+           "cell: no bound found that way). A `(derived)` default is computed from other "
+           "fields when left unset. Every number must also be finite unless its "
+           "description says otherwise. `simfl validate SCENARIO` prints a scenario with "
+           "every field resolved; `simfl list` describes every kind.", "", "## Sections", ""]
+    for cls, paths in sections.items():
+        title = "the scenario itself" if paths == [""] else ", ".join(f"`{p}`" for p in paths)
+        out += [f"### {cls.__name__}", "", f"At {title}.", "", *_table(cls), ""]
+    out += ["## Kinds", "", "A field that takes a kind is set by name "
+            "(`--set network.uplink=erasure`) or as a table with `kind` and that kind's "
+            "fields.", ""]
+    for base, paths in points.items():
+        point = base._registry.point
+        out += [f"### {point}", "", "At " + ", ".join(f"`{p}`" for p in paths) + ".", ""]
+        for entry in base._registry:
+            if not _own(entry.obj):
+                continue
+            summary = f" {entry.summary}" if entry.summary else ""
+            out += [f"#### {point}: `{entry.name}`", "", f"{summary.strip()}", "",
+                    *_table(entry.obj), ""]
+    return "\n".join(line.rstrip() for line in out).rstrip() + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the page, or with ``--write`` write it to :data:`PAGE` under the current
+    folder (the repository root)."""
+    args = sys.argv[1:] if argv is None else argv
+    page = reference()
+    if "--write" in args:
+        PAGE.write_text(page, encoding="utf-8")
+        print(f"wrote {PAGE}")
+    else:
+        sys.stdout.write(page)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,121 @@
+"""How a cell's band is split among its active uploads, scheduler by scheduler.
+
+Splits are fractions of the band, one per active upload (in client-id order for ties
+and rotations), summing to at most 1; with ``resource_blocks`` they are whole blocks.
+``equal``: 1/n each (with blocks: whole blocks by the largest remainder, ties to the lower
+id, so with more uploads than blocks some wait). ``round_robin``: the blocks are dealt
+to the uploads in turn, TTI after TTI, in its fluid limit: with n uploads and R blocks
+each holds ceil(R/n) blocks in a fraction (R mod n)/n of the time and floor(R/n) in the
+rest (none: it waits), at the rate of what it holds, so every upload gets an equal time
+share of the blocks (continuous: 1/n of the band all the time).
+``max_rate``: the whole band to the client with the highest full-band rate.
+``proportional_fair``: shares in proportion to full-band rate over average throughput
+(exponentially averaged with ``pf_time_constant_s`` while the client is in the band).
+``min_latency``: fractions fixed when the round's first upload joins (see :meth:`plan`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from simfl.core.config.network import OfdmaMac
+from simfl.sim.radio.band import min_latency_split, whole_blocks
+from simfl.sim.radio.radio_map import RadioMap
+
+
+class BandSplit:
+    """The scheduler of ``cfg`` for ``n_clients`` over the cells of ``radio`` (one cell
+    without a radio). Uploads are given as arrays: their clients (sorted ids) and each
+    one's link rate over the whole band without a radio (``link_bps``)."""
+
+    def __init__(self, cfg: OfdmaMac, radio: RadioMap | None, n_clients: int) -> None:
+        self.cfg, self.radio = cfg, radio
+        self.blocks = cfg.resource_blocks or 0
+        self.avg_bps = np.full(n_clients, np.nan)  # proportional fair's averages
+        self.fixed = np.zeros(n_clients)  # min latency's fractions, this round
+        self.needs_plan = False
+        if radio is not None:
+            self.band_hz = float(radio.bandwidth_hz)
+            self.a_hz = np.asarray(radio.rx_power_w(), dtype=float) / (radio.noise_w
+                                                                       / self.band_hz)
+
+    def new_round(self) -> None:
+        self.needs_plan = self.cfg.scheduler == "min_latency"
+        self.fixed[:] = 0.0
+
+    def cell(self, client: int) -> int:
+        return 0 if self.radio is None else int(self.radio.ap[client])
+
+    def full_rate_bps(self, clients: np.ndarray, link_bps: np.ndarray) -> np.ndarray:
+        """Each upload's rate alone on the whole band."""
+        if self.radio is None:
+            return link_bps
+        return np.asarray(self.band_hz * np.log2(1.0 + self.a_hz[clients] / self.band_hz))
+
+    def rates_bps(self, clients: np.ndarray, link_bps: np.ndarray) -> np.ndarray:
+        """Each upload's rate (bit/s) under the split."""
+        if self.cfg.scheduler == "round_robin" and self.blocks:
+            n, blocks = clients.size, self.blocks
+            high = (blocks % n) / n  # time share holding one block more
+            return (high * self._on(clients, link_bps, np.full(n, (blocks // n + 1) / blocks))
+                    + (1.0 - high) * self._on(clients, link_bps,
+                                              np.full(n, (blocks // n) / blocks)))
+        return self._on(clients, link_bps, self._fractions(clients, link_bps))
+
+    def _on(self, clients: np.ndarray, link_bps: np.ndarray, fractions: np.ndarray
+            ) -> np.ndarray:
+        """Each upload's rate (bit/s) on its fraction of the band."""
+        if self.radio is None:
+            return np.asarray(fractions * link_bps)
+        b = fractions * self.band_hz
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(b > 0, b * np.log2(1.0 + self.a_hz[clients] / b), 0.0)
+
+    def served(self, clients: np.ndarray, rates_bps: np.ndarray, dt_s: float) -> None:
+        """``dt_s`` has passed at ``rates_bps`` (proportional fair's averages)."""
+        if self.cfg.scheduler != "proportional_fair":
+            return
+        keep = math.exp(-dt_s / self.cfg.pf_time_constant_s)
+        old = self.avg_bps[clients]
+        self.avg_bps[clients] = np.where(np.isnan(old), rates_bps,
+                                         keep * old + (1.0 - keep) * rates_bps)
+
+    def plan(self, started: np.ndarray, n_bits: float, deadline_s: float) -> list[int]:
+        """Fix the min-latency split of the round's ``started`` clients, each with
+        ``n_bits`` to send; returns those refused (they cannot finish within the deadline
+        even with the whole band: ``S ln 2 / a >= deadline_s``; they get no band)."""
+        self.needs_plan = False
+        clients = np.asarray(started, dtype=np.int64)
+        if self.radio is None:
+            self.fixed[clients] = 1.0 / max(clients.size, 1)
+            return []
+        with np.errstate(divide="ignore"):
+            t_min_s = n_bits * math.log(2.0) / self.a_hz[clients]
+        kept = clients[t_min_s < deadline_s]
+        cells = self.radio.ap[kept]
+        for cell in np.unique(cells):
+            members = kept[cells == cell]
+            _, b_hz = min_latency_split(np.full(members.size, n_bits), self.a_hz[members],
+                                        self.band_hz)
+            self.fixed[members] = b_hz / self.band_hz
+        return [int(c) for c in clients[~(t_min_s < deadline_s)]]
+
+    def _fractions(self, clients: np.ndarray, link_bps: np.ndarray) -> np.ndarray:
+        """Fractions of the band of ``clients`` (sorted ids: ties go to the lower id)."""
+        n, kind, blocks = clients.size, self.cfg.scheduler, self.blocks
+        if kind == "min_latency":
+            return np.asarray(self.fixed[clients])
+        if kind == "max_rate":
+            out = np.zeros(n)
+            out[int(np.argmax(self.full_rate_bps(clients, link_bps)))] = 1.0
+            return out
+        if kind == "proportional_fair":
+            full = self.full_rate_bps(clients, link_bps)
+            avg = self.avg_bps[clients]
+            avg = np.where(np.isnan(avg), full / n, avg)
+            weight = full / np.maximum(avg, 1e-300)
+            share = weight / weight.sum() if weight.sum() > 0 else np.full(n, 1.0 / n)
+            return whole_blocks(share, blocks) if blocks else share
+        return whole_blocks(np.full(n, 1.0 / n), blocks) if blocks else np.full(n, 1.0 / n)

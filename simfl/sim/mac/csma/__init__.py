@@ -1,0 +1,1 @@
+"""IEEE 802.11 DCF (CSMA/CA) on the uplink: timing, Bianchi's fixed point, the slot-level DCF."""

@@ -1,0 +1,158 @@
+"""IEEE 802.11 DCF as a MAC on the simulation clock: a device's request is its whole upload.
+
+``request(client)`` joins the client's update (split into MPDUs) to the DCF
+(:mod:`simfl.sim.mac.csma.dcf`) and returns an event that succeeds with True when its
+last MPDU is acknowledged, or False when an MPDU reached the retry limit. The MAC
+carries the upload itself (``carries_upload``): the device sends nothing more. The
+medium's busy periods are clock events (one at each start and one at each end), never
+one per idle slot or per station.
+
+Energy, when :meth:`CsmaCa.bind_upload` gave a meter: at the start of a busy period
+the transmitters switch to ``tx`` and the other contenders to ``rx`` (they overhear); a
+transmitter switches to ``rx`` when it has sent its frames (it waits for CTS and ACK);
+at the end every contender goes back to ``idle`` (DIFS and idle slots). A transmitter's
+RTS/CTS exchange is charged as its sending time (RTS and DATA) then its receiving time,
+in that order: the same energy as the true interleaving. A station joining during a busy
+period is charged ``idle`` until it ends.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Callable
+
+import numpy as np
+import simpy
+
+from simfl.core.config.csma import CsmaCaMac
+from simfl.core.config.rate import FixedRate
+from simfl.core.records import MacSlots
+from simfl.core.rng import RngTree
+from simfl.sim.energy.source import EnergyMeter
+from simfl.sim.links.channel import Link
+from simfl.sim.mac.access import IdealAccess, OnTransmit
+from simfl.sim.mac.csma.dcf import Busy, Dcf
+from simfl.sim.mac.csma.tally import DcfTally
+from simfl.sim.mac.csma.timing import DcfTiming
+
+#: ``switch(client, state, n_bits, airtime_s)``: an energy meter's change of radio state
+Switch = Callable[[int, str, float, float], None]
+
+#: the update sent by a request when no device told the MAC its size: one MPDU
+_ONE_MPDU = -1
+
+
+class CsmaCa(IdealAccess):
+    """IEEE 802.11 DCF on the uplink (see :class:`~simfl.core.config.csma.CsmaCaMac`)."""
+
+    cfg: CsmaCaMac
+    carries_upload = True
+
+    def __init__(self, cfg: CsmaCaMac, env: simpy.Environment, rngs: RngTree, n_clients: int,
+                 on_transmit: OnTransmit | None = None) -> None:
+        super().__init__(cfg, env, rngs, n_clients, on_transmit)
+        self.update_bytes = _ONE_MPDU
+        self.switch: Switch | None = None
+        self._rate(cfg.phy_rate_bps or FixedRate().rate_bps)
+        self._round = -1
+        self._waiting: dict[int, simpy.Event] = {}
+        self._wake_gen = 0  # the scheduled start of a busy period is valid for this only
+
+    def _rate(self, rate_bps: float) -> None:
+        self.timing = DcfTiming.of(self.cfg, rate_bps)
+        self.dcf = Dcf(self.cfg, self.timing, self.rngs.stream("mac/csma/round/-1"))
+
+    def bind_upload(self, energy: EnergyMeter, uplink: Link, update_bytes: int) -> None:
+        """Bind the devices' energy meter, the uplink (its fixed rate when ``phy_rate_bps``
+        is null) and the size of an update."""
+        self.update_bytes, self.switch = update_bytes, energy.switch
+        if self.cfg.phy_rate_bps is None:
+            rate = uplink.cfg.rate
+            assert isinstance(rate, FixedRate), "checked by the network's config"
+            self._rate(rate.rate_bps)
+
+    # ---- the round and the device's calls
+
+    def open_round(self, round: int, started: np.ndarray) -> None:
+        self._round = round
+        self.dcf.rng = self.rngs.stream(f"mac/csma/round/{round}")
+        self.dcf.tally = DcfTally(self.timing, self.dcf.idle_count)
+
+    def close_round(self) -> tuple[MacSlots, ...]:
+        dcf = self.dcf
+        records = dcf.tally.take(self._round, dcf.slot_index(self.env.now))
+        return records or (MacSlots(self._round, 0, 0, 0, idle_slots=0, collision_slots=0,
+                                    channel_s=0.0, throughput=0.0),)
+
+    def request(self, client: int) -> simpy.Event:
+        """Start sending ``client``'s update: an event that succeeds with True when its
+        last MPDU is acknowledged, False when one is dropped."""
+        payload = 8 * self.cfg.mpdu_payload_bytes
+        bits = payload if self.update_bytes == _ONE_MPDU else 8 * self.update_bytes
+        n_mpdus = max(1, math.ceil(bits / payload))
+        self.dcf.join(client, self.env.now, n_mpdus, bits - (n_mpdus - 1) * payload)
+        event = self._waiting[client] = self.env.event()
+        self._schedule()
+        return event
+
+    def leave(self, client: int) -> bool:
+        """Take ``client`` out of the DCF; False all the same: its upload was under way, so
+        an interrupted upload keeps the device's reason (``late`` at the deadline)."""
+        self._waiting.pop(client, None)
+        if self.dcf.leave(client, self.env.now):
+            self._schedule()
+        return False
+
+    # ---- the medium on the clock
+
+    def _schedule(self) -> None:
+        """(Re)schedule the start of the next busy period."""
+        t_s = self.dcf.next_start_s()
+        if t_s is None:
+            return
+        self._wake_gen += 1
+        gen = self._wake_gen
+        self.env.timeout(max(0.0, t_s - self.env.now)).callbacks.append(
+            lambda _: self._start(gen))
+
+    def _start(self, gen: int) -> None:
+        if gen != self._wake_gen or self.dcf.busy is not None:
+            return  # superseded by a later schedule
+        busy = self.dcf.start_busy()
+        if self.switch is not None:
+            self._charge_start(busy)
+        self.env.timeout(busy.busy_s).callbacks.append(lambda _: self._end())
+
+    def _charge_start(self, busy: Busy) -> None:
+        """Transmitters send, then receive; the other contenders overhear the period."""
+        switch, busy_s = self.switch, busy.busy_s
+        assert switch is not None
+        sending = set(busy.stations)
+        for client in self._waiting:
+            if client not in sending:
+                self._radio(switch, client, "rx", busy_s)
+        for client, seconds in zip(busy.stations, busy.sent_s):
+            self._radio(switch, client, "tx", seconds)
+            self.env.timeout(seconds).callbacks.append(
+                functools.partial(self._to_rx, client, busy_s - seconds))
+
+    def _radio(self, switch: Switch, client: int, state: str, seconds: float) -> None:
+        """Switch ``client``'s radio to ``state`` for ``seconds``: with energy per bit, the
+        bits the channel carries in that time (``tx_j_per_bit * rate``, as a power)."""
+        switch(client, state, seconds * self.timing.rate_bps, seconds)
+
+    def _to_rx(self, client: int, seconds: float, _event: simpy.Event) -> None:
+        if self.switch is not None and client in self._waiting:
+            self._radio(self.switch, client, "rx", seconds)
+
+    def _end(self) -> None:
+        ended = self.dcf.end_busy()
+        if self.switch is not None:
+            for client in self._waiting:
+                self.switch(client, "idle", 0.0, 0.0)
+        for client in ended.done:
+            self._waiting.pop(client).succeed(True)
+        for client in ended.dropped:
+            self._waiting.pop(client).succeed(False)
+        self._schedule()

@@ -1,0 +1,185 @@
+"""The slot-level IEEE 802.11 DCF, one busy period at a time, off any clock.
+
+Idle slots are never stepped through. The medium keeps a count of idle slots; a
+station's backoff is kept as the idle-slot index at which it transmits (``target``), so
+a counter that freezes while the medium is busy needs no update: only idle slots move
+the count. The next transmission comes at the smallest target (a heap), after
+``target - count`` idle slots; every station whose target it is transmits then. So the
+cost is one heap step per transmission, whatever the number of idle slots or stations.
+
+A busy period is settled in two steps: :meth:`Dcf.start_busy` when its frames start
+(who transmits, success or collision, how long) and :meth:`Dcf.end_busy` when the
+exchange ends (the winner's MPDU acknowledged; new backoffs drawn; stations done or
+dropped). The SimPy MAC (:mod:`simfl.sim.mac.csma.access`) calls them on the clock; a
+saturation test may call them back to back.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+from simfl.core.config.csma import CsmaCaMac
+from simfl.sim.mac.csma.tally import DcfTally
+from simfl.sim.mac.csma.timing import DcfTiming
+
+#: tolerance (in slots) when mapping a time onto the idle-slot grid
+GRID_EPS = 1e-9
+
+
+class Busy(NamedTuple):
+    """One busy period: its start, transmitters (sorted), outcome and durations."""
+
+    t_s: float
+    stations: tuple[int, ...]
+    success: bool
+    busy_s: float  # frames until the exchange ends (the ACK is in); DIFS follows
+    sent_s: tuple[float, ...]  # each transmitter's seconds of sending
+    joins: tuple[int, ...]  # each transmitter's join number (a station may leave and rejoin)
+
+
+class Ended(NamedTuple):
+    """What the end of a busy period settled: stations whose upload is done or dropped."""
+
+    done: tuple[int, ...]
+    dropped: tuple[int, ...]
+
+
+class Dcf:
+    """The DCF of one uplink: contending stations, their backoff and MPDUs.
+
+    ``rng`` draws the backoffs; ``timing`` gives the frames' durations. A station joins
+    with its number of MPDUs and the payload bits of its last one (the others carry
+    ``cfg.mpdu_payload_bytes``).
+    """
+
+    def __init__(self, cfg: CsmaCaMac, timing: DcfTiming, rng: np.random.Generator) -> None:
+        self.cfg, self.timing, self.rng = cfg, timing, rng
+        self.full_bits = 8 * cfg.mpdu_payload_bytes
+        self.tally = DcfTally(timing)
+        self.idle_count = 0  # idle slots elapsed up to t0_s
+        self.t0_s = -math.inf  # when idle slots resume (after a busy period's DIFS)
+        self.target: dict[int, int] = {}  # contending station -> idle index it sends at
+        self.left: dict[int, int] = {}  # MPDUs left (the one being sent included)
+        self.last_bits: dict[int, int] = {}
+        self.retries: dict[int, int] = {}  # collisions of the current MPDU
+        self.joined: dict[int, int] = {}  # station -> its join number
+        self._joins = 0
+        self._heap: list[tuple[int, int]] = []  # (target, station); stale entries skipped
+        self.busy: Busy | None = None
+
+    # ---- stations
+
+    def join(self, station: int, now_s: float, n_mpdus: int, last_bits: int) -> None:
+        """``station`` starts contending at ``now_s`` with ``n_mpdus`` to send."""
+        if now_s >= self.t0_s and not self.target and self.busy is None:
+            self.t0_s = now_s + self.cfg.difs_s  # an idle, empty medium: sense DIFS
+        start = self.slot_index(now_s)
+        self.tally.contenders(start, +1)
+        self.left[station], self.last_bits[station] = n_mpdus, last_bits
+        self.retries[station] = 0
+        self._joins += 1
+        self.joined[station] = self._joins
+        self._backoff(station, start)
+
+    def leave(self, station: int, now_s: float) -> bool:
+        """Take ``station`` out (its upload is abandoned); True if it was contending."""
+        if station not in self.left:
+            return False
+        self._forget(station)
+        self.tally.contenders(self.slot_index(now_s), -1)
+        return True
+
+    def counter(self, station: int, now_s: float) -> int:
+        """Backoff slots ``station`` still has to count at ``now_s``."""
+        return self.target[station] - self.slot_index(now_s)
+
+    def slot_index(self, now_s: float) -> int:
+        """The idle index of the first slot boundary at or after ``now_s``."""
+        if now_s <= self.t0_s or self.busy is not None:
+            return self.idle_count
+        return self.idle_count + math.ceil((now_s - self.t0_s) / self.timing.slot_s - GRID_EPS)
+
+    # ---- the medium
+
+    def next_start_s(self) -> float | None:
+        """When the next busy period starts (None: nobody contends)."""
+        heap = self._heap
+        while heap and self.target.get(heap[0][1]) != heap[0][0]:
+            heapq.heappop(heap)
+        if not heap or self.busy is not None:
+            return None
+        return self.t0_s + (heap[0][0] - self.idle_count) * self.timing.slot_s
+
+    def start_busy(self) -> Busy:
+        """Start the next busy period (:meth:`next_start_s` must be due)."""
+        t_s = self.next_start_s()
+        assert t_s is not None, "a busy period needs a contender"
+        first = self._heap[0][0]
+        stations = []
+        while self._heap and self._heap[0][0] == first:
+            target, station = heapq.heappop(self._heap)
+            if self.target.get(station) == target:
+                stations.append(station)
+        stations.sort()
+        bits = [self._bits(s) for s in stations]
+        timing, success = self.timing, len(stations) == 1
+        sent: tuple[float, ...]
+        if success:
+            busy_s, sent = timing.success_busy_s(bits[0]), (timing.sent_s(bits[0]),)
+        else:
+            busy_s = timing.collision_busy_s(max(bits))
+            sent = tuple(timing.collided_sent_s(b) for b in bits)
+        self.tally.busy(first, success, busy_s + timing.difs_s, bits[0] if success else 0)
+        self.idle_count, self.t0_s = first, t_s + busy_s + timing.difs_s
+        for station in stations:
+            del self.target[station]  # transmitting: no backoff until the exchange ends
+        self.busy = Busy(t_s, tuple(stations), success, busy_s, sent,
+                         tuple(self.joined[s] for s in stations))
+        return self.busy
+
+    def end_busy(self) -> Ended:
+        """End the busy period: the winner's MPDU is acknowledged, colliders back off."""
+        busy, cfg = self.busy, self.cfg
+        assert busy is not None, "no busy period to end"
+        self.busy = None
+        done, dropped = [], []
+        for station, join in zip(busy.stations, busy.joins):
+            if self.joined.get(station) != join:
+                continue  # left during its transmission (and maybe joined again)
+            if busy.success:
+                self.left[station] -= 1
+                self.retries[station] = 0
+                if self.left[station] == 0:
+                    done.append(station)
+                    continue
+            else:
+                self.retries[station] += 1
+                if cfg.retry_limit is not None and self.retries[station] >= cfg.retry_limit:
+                    dropped.append(station)
+                    continue
+            self._backoff(station, self.idle_count)
+        for station in done + dropped:
+            self._forget(station)
+            self.tally.contenders(self.idle_count, -1)
+        return Ended(tuple(done), tuple(dropped))
+
+    # ---- helpers
+
+    def _bits(self, station: int) -> int:
+        return self.last_bits[station] if self.left[station] == 1 else self.full_bits
+
+    def _backoff(self, station: int, start: int) -> None:
+        """Draw ``station``'s backoff for its current MPDU, counted from idle index ``start``."""
+        cfg = self.cfg
+        window = min(cfg.cw_min * 2 ** min(self.retries[station], 40), cfg.cw_max)
+        target = start + int(self.rng.integers(0, window))
+        self.target[station] = target
+        heapq.heappush(self._heap, (target, station))
+
+    def _forget(self, station: int) -> None:
+        for table in (self.target, self.left, self.last_bits, self.retries, self.joined):
+            table.pop(station, None)

@@ -1,0 +1,179 @@
+"""A band shared by the active uploads of each cell, reallocated at every start and finish.
+
+An upload attempt joins its cell's band with all its bits left (:meth:`OfdmaAccess.serve`
+returns the event that fires once they are served). At every join, finish and leave the
+band settles the bits each active upload sent at its rate since the last change, asks
+the scheduler for a new split (:mod:`simfl.sim.mac.band_split`) and schedules the one
+next finish: a true discrete-event simulation, with no time steps. A newer schedule makes
+the older finish events stale (they are ignored when they fire). Each cell keeps its
+uploads in arrays (client, bits left, link rate, rate now), so an event costs a few
+vector operations over the active uploads.
+
+With a radio map, client k's rate on ``b`` Hz is ``b log2(1 + a_k / b)`` with
+``a_k = P_k g_k / N0`` (mean received power; no fast fading: the link still decides
+whether the attempt is lost). Without one there is one cell whose capacity is the
+uplink's rate: client k's rate on a fraction f of the band is f times its attempt's link
+rate (bits / airtime).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+import simpy
+
+from simfl.core.config.network import OfdmaMac
+from simfl.core.records import EventKind
+from simfl.sim.mac.access import IdealAccess
+from simfl.sim.mac.band_split import BandSplit
+from simfl.sim.radio.capture import Air
+from simfl.sim.radio.radio_map import RadioMap
+
+#: an upload counts as served when its bits left would take under this long
+DONE_S = 1e-9
+
+
+class _Cell:
+    """The uploads in one cell's band, by client id: bits left, link rate, rate now."""
+
+    def __init__(self) -> None:
+        self.clients = np.empty(0, dtype=np.int64)
+        self.left_bits = np.empty(0)
+        self.link_bps = np.empty(0)
+        self.rate_bps = np.empty(0)
+        self.done: dict[int, simpy.Event] = {}
+
+    def join(self, client: int, bits: float, link_bps: float, done: simpy.Event) -> None:
+        at = int(np.searchsorted(self.clients, client))
+        self.clients = np.insert(self.clients, at, client)
+        self.left_bits = np.insert(self.left_bits, at, bits)
+        self.link_bps = np.insert(self.link_bps, at, link_bps)
+        self.rate_bps = np.insert(self.rate_bps, at, 0.0)
+        self.done[client] = done
+
+    def drop(self, gone: np.ndarray) -> list[simpy.Event]:
+        """Take the uploads at the mask ``gone`` out; their events, in client order."""
+        events = [self.done.pop(int(c)) for c in self.clients[gone]]
+        keep = ~gone
+        self.clients, self.left_bits = self.clients[keep], self.left_bits[keep]
+        self.link_bps, self.rate_bps = self.link_bps[keep], self.rate_bps[keep]
+        return events
+
+
+class OfdmaAccess(IdealAccess):
+    """Uploads share their cell's band under ``cfg.scheduler`` (see
+    :class:`~simfl.core.config.network.OfdmaMac`)."""
+
+    cfg: OfdmaMac
+    radio: RadioMap | None = None
+    split: BandSplit | None = None
+    _generation = 0
+    _cells: dict[int, _Cell] = {}  # replaced by each round's own (never mutated here)
+
+    def attach(self, air: Air) -> None:
+        self.radio = air.radio_map
+
+    def open_round(self, round: int, started: np.ndarray) -> None:
+        self._round, self._started = round, started
+        self._cells = {}
+        self._t_s = float(self.env.now)
+        self._generation += 1
+        if self.split is None:  # one scheduler for the run (PF keeps averages)
+            self.split = BandSplit(self.cfg, self.radio, self.n_clients)
+        self.split.new_round()
+
+    def close_round(self) -> None:
+        self._cells = {}
+        self._generation += 1  # finish events still due are stale
+        return None
+
+    def serve(self, client: int, n_bits: float, airtime_s: float) -> simpy.Event:
+        """The event that fires once ``n_bits`` of ``client``'s attempt (of ``airtime_s``
+        on its own link) are served by the band."""
+        split = self.split
+        assert split is not None, "open_round comes first"
+        if split.needs_plan:
+            for other in split.plan(self._started, n_bits, self.deadline_s):
+                if self.log is not None:
+                    self.log(self.env.now, EventKind.BAND_REFUSED, self._round, other,
+                             "cannot finish by the deadline with the whole band")
+        done = self.env.event()
+        if airtime_s <= 0 or n_bits <= 0:
+            return done.succeed(True)
+        self._settle()
+        cell = split.cell(client)
+        self._cells.setdefault(cell, _Cell()).join(client, float(n_bits), n_bits / airtime_s,
+                                                   done)
+        self._reschedule(cell)
+        if self.on_transmit is not None:  # the radio transmits for as long as it holds a share
+            done.callbacks.append(self._charge_hold(client, float(self.env.now), airtime_s))
+        return done
+
+    def _charge_hold(self, client: int, t_s: float, airtime_s: float
+                     ) -> Callable[[simpy.Event], None]:
+        """The device is charged transmit power for its airtime when the attempt starts
+        (as on its own link); once served, the rest of the time it held a share is
+        charged as a lump at transmit instead of idle power (``on_transmit``)."""
+        def charge(_: simpy.Event) -> None:
+            assert self.on_transmit is not None
+            held_s = float(self.env.now) - t_s - airtime_s
+            if held_s > 0:
+                self.on_transmit([client], held_s)
+        return charge
+
+    def leave(self, client: int) -> bool:
+        """An interrupted upload frees its share; it never contended, so False."""
+        key = 0 if self.split is None else self.split.cell(client)
+        cell = self._cells.get(key)
+        if cell is not None and client in cell.done:
+            self._settle()
+            cell.drop(cell.clients == client)
+            self._reschedule(key)
+        return False
+
+    # ---- the band's events
+
+    def _settle(self) -> None:
+        """Take the bits sent since the last change off every active upload."""
+        now = float(self.env.now)
+        dt = now - self._t_s
+        if dt > 0:
+            assert self.split is not None
+            for cell in self._cells.values():
+                cell.left_bits -= cell.rate_bps * dt
+                self.split.served(cell.clients, cell.rate_bps, dt)
+        self._t_s = now
+
+    def _reschedule(self, *changed: int) -> None:
+        """New rates in the ``changed`` cells, and one event at the band's next finish."""
+        assert self.split is not None
+        self._generation += 1
+        for key in changed:
+            cell = self._cells[key]
+            if cell.clients.size:
+                cell.rate_bps = self.split.rates_bps(cell.clients, cell.link_bps)
+        next_s = math.inf
+        for cell in self._cells.values():
+            moving = cell.rate_bps > 0
+            if moving.any():
+                next_s = min(next_s, float(np.min(cell.left_bits[moving]
+                                                  / cell.rate_bps[moving])))
+        if next_s < math.inf:
+            generation = self._generation
+            self.env.timeout(max(next_s, 0.0)).callbacks.append(
+                lambda _event: self._finish(generation))
+
+    def _finish(self, generation: int) -> None:
+        if generation != self._generation:
+            return  # a later change rescheduled the band
+        self._settle()
+        changed = []
+        for key, cell in self._cells.items():
+            gone = cell.left_bits <= cell.rate_bps * DONE_S
+            if gone.any():
+                changed.append(key)
+                for event in cell.drop(gone):
+                    event.succeed(True)
+        self._reschedule(*changed)

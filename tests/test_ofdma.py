@@ -1,0 +1,171 @@
+"""The shared band (ofdma) in a simulation, capture's settings, and their errors."""
+
+import numpy as np
+import pytest
+
+from band_helpers import (MODEL_BYTES, RATE_BPS, arrivals, band_sim, everyone, radio_map,
+                          with_radio)
+from simfl.cli import main as cli_main
+from simfl.core.config import Energy, OfdmaMac, SlottedAlohaMac
+from simfl.sim.energy.source import InfiniteEnergy
+from simfl.sim.radio.band import share_rate_bps
+from simfl.sim.radio.capture import Air
+
+S_BITS = 8 * MODEL_BYTES
+
+
+def test_max_rate_serves_the_strongest_first_then_the_next():
+    a_hz = np.array([1e6, 15e6])  # full-band SNR 1 and 15: 1 and 4 Mb/s
+    sim = band_sim([0.0, 0.0], OfdmaMac(scheduler="max_rate"), air=with_radio(a_hz * 1e-18))
+    r = share_rate_bps(1e6, a_hz)
+    got = arrivals(sim.run_round(0, everyone))
+    assert got == pytest.approx({1: S_BITS / r[1], 0: S_BITS / r[1] + S_BITS / r[0]},
+                                rel=1e-9)
+
+
+def test_proportional_fair_serves_both_and_is_not_max_rate():
+    a_hz = np.array([1e6, 15e6])
+    sim = band_sim([0.0, 0.0], OfdmaMac(scheduler="proportional_fair",
+                                        pf_time_constant_s=0.1), air=with_radio(a_hz * 1e-18))
+    got = arrivals(sim.run_round(0, everyone))
+    alone = S_BITS / share_rate_bps(1e6, a_hz)
+    assert got[1] > alone[1] * (1 + 1e-6)  # the strong client shares the band with the weak
+    assert got[0] < alone[1] + alone[0]    # the weak one does not wait for it
+
+
+def test_equal_shares_of_whole_blocks_leave_the_extra_upload_waiting():
+    # two blocks, three uploads: blocks go to clients 0 and 1; client 2 waits
+    sim = band_sim([0.0] * 3, OfdmaMac(scheduler="equal", resource_blocks=2))
+    got = arrivals(sim.run_round(0, everyone))
+    alone = S_BITS / RATE_BPS
+    assert got == pytest.approx({0: 2 * alone, 1: 2 * alone, 2: 3 * alone}, rel=1e-12)
+
+
+def test_min_latency_names_the_client_that_cannot_make_the_deadline():
+    # client 2's rate saturates at a / ln 2 = 1.44 kb/s: 10 Mb would take ~ 1.9 hours
+    a_hz = np.array([5e6, 5e6, 1e3])
+    sim = band_sim([0.0] * 3, OfdmaMac(scheduler="min_latency"),
+                   air=with_radio(a_hz * 1e-18), deadline_s=30.0)
+    outcome = sim.run_round(0, everyone)
+    refused = [e.client for e in sim.events if e.kind == "band_refused"]
+    assert refused == [2]
+    got = arrivals(outcome)
+    assert sorted(got) == [0, 1] and got[0] == pytest.approx(got[1], rel=1e-12)
+    assert got[0] == pytest.approx(S_BITS / share_rate_bps(0.5e6, 5e6), rel=1e-9)
+
+
+def test_the_radio_transmits_for_the_whole_time_it_holds_a_share():
+    sim = band_sim([0.0, 0.5], OfdmaMac())
+    sim.energy = InfiniteEnergy(2, Energy(idle_w=0.0, compute_w=0.0, rx_w=0.0, tx_w=2.0))
+    sim.energy.bind(sim.env, sim.late.timeout, sim.event_log.record)
+    sim.devices.energy = sim.energy
+    sim.run_round(0, everyone)  # uploads over [0, 1.5] and [0.5, 2.0]
+    assert sim.energy.used_j.tolist() == pytest.approx([3.0, 3.0], rel=1e-12)
+
+
+def test_an_upload_cut_by_the_deadline_frees_the_band_for_the_next_round():
+    sim = band_sim([0.0, 0.0], OfdmaMac(), deadline_s=1.5)  # together they need 2 s
+    first = sim.run_round(0, everyone)
+    assert not first.received and {m.reason for m in first.missing} == {"late"}
+    second = sim.run_round(1, lambda view: np.array([0]))  # alone: the whole band
+    assert arrivals(second) == pytest.approx({0: 1.5 + 1.0}, rel=1e-12)
+
+
+def test_capture_off_by_default_keeps_every_collision_a_loss():
+    sim = band_sim([0.0] * 2, SlottedAlohaMac(access_prob=1.0, slot_s=0.01), deadline_s=0.1,
+                   air=Air(radio_map([1.0, 1e-6], noise_w=1e-300)))
+    outcome = sim.run_round(0, everyone)
+    assert {m.reason for m in outcome.missing} == {"collided"}
+    captured = band_sim([0.0] * 2, SlottedAlohaMac(access_prob=1.0, slot_s=0.01),
+                        deadline_s=2.0, air=Air(radio_map([1.0, 1e-6], noise_w=1e-300),
+                                                sinr_threshold_db=10.0))
+    got = arrivals(captured.run_round(0, everyone))
+    # the strong one captures the first slot, the weak one is alone in the next
+    assert got == pytest.approx({0: 0.01 + 1.0, 1: 0.02 + 1.0}, rel=1e-9)
+
+
+def test_capture_in_another_cell_counts_its_interference():
+    # two cells 1 km apart; each client next to its own access point on one channel:
+    # a 0 dB threshold is cleared by both (each hears the other 60 dB down)
+    m = radio_map([1e-6, 1e-6], noise_w=1e-300, ap=[0, 1], x_m=[1.0, 1000.0],
+                  y_m=[0.0, 0.0], ap_xy_m=((0.0, 0.0), (1000.0, 1.0)))
+    from simfl.core.config.radio import LogDistance
+    from simfl.sim.radio.capture import Capture
+    capture = Capture(Air(m, 0.0, LogDistance(exponent=2.0, ref_loss_db=0.0)), 2)
+    won = capture.won(np.array([0, 1]), None, np.random.default_rng(0))
+    assert won.tolist() == [True, True]
+    one_cell = Capture(Air(radio_map([1e-6, 1e-6], noise_w=1e-300), 0.0), 2)
+    assert one_cell.won(np.array([0, 1]), None, np.random.default_rng(0)).tolist() == [True,
+                                                                                     False]
+
+
+@pytest.mark.parametrize("override, field", [
+    ("network.mac.scheduler=fastest", "scheduler"),
+    ("network.mac.resource_blocks=-2", "resource_blocks"),
+    ("network.mac.pf_time_constant_s=0", "pf_time_constant_s"),
+])
+def test_bad_band_settings_get_one_line(override, field, capsys):
+    code = cli_main(["validate", "quickstart", "--set", "network.mac=ofdma",
+                     "--set", override])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and field in err and len(err.splitlines()) == 1
+
+
+def test_capture_refuses_the_vectorised_cohort_with_one_line(tmp_path, capsys):
+    code = cli_main(["run", "quickstart", "--timing-only", "--quiet", "--out",
+                     str(tmp_path / "r"), "--set", "network.mac=slotted_aloha",
+                     "--set", "network.mac.contention=vectorised",
+                     "--set", "network.sinr_threshold_db=3"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "contention" in err and len(err.splitlines()) == 1
+
+
+def test_the_shared_band_section_of_the_docs_runs_as_printed():
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "network-models.md").read_text()
+    section = page[page.index("## 7. The shared band"):]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "network-models.md", "exec"), {})
+
+
+@pytest.mark.parametrize("mac", ["ideal", "tdma"])
+def test_broadcast_downloads_end_together_under_every_round_loop(mac):
+    # the weakest of three downlinks has SNR 3 over 1 MHz: 10 Mb in 5 s for everyone
+    from simfl.core.config import IdealMac, TdmaMac
+    from simfl.sim.radio.broadcast import Broadcast
+
+    m = radio_map(np.full(3, 1e-9), noise_w=1e-12, ap_tx_power_dbm=0.0)
+    m.gain_db = 10.0 * np.log10(np.array([100.0, 3.0, 30.0]) * 1e-12 / 1e-3)
+    cfg = IdealMac() if mac == "ideal" else TdmaMac(mode="shared")
+    sim = band_sim([0.0, 1.0, 2.0], cfg, broadcast=Broadcast(MODEL_BYTES, 1e6, m),
+                   download_bps=1e12)
+    got = arrivals(sim.run_round(0, everyone))
+    n = 1 if mac == "ideal" else 3
+    alone = S_BITS / RATE_BPS
+    assert got == pytest.approx({c: 5.0 + c + n * alone for c in range(3)}, rel=1e-12)
+
+
+def test_a_resumed_band_run_ends_with_the_same_tables(tmp_path):
+    # proportional fair keeps averages across rounds: the replay must rebuild them
+    import shutil
+
+    from simfl.core.config import apply_overrides, load_scenario, parse_override
+    from simfl.experiment import checkpoint, resume_run, run_scenario
+
+    sets = ["run.rounds=7", "run.timing_only=true", "run.events=true", "network.mac=ofdma",
+            "network.mac.scheduler=proportional_fair", "network.mac.pf_time_constant_s=2"]
+    scenario = apply_overrides(load_scenario("quickstart"), [parse_override(o) for o in sets])
+    plain = run_scenario(scenario, tmp_path / "plain").out_dir
+    kept = run_scenario(apply_overrides(scenario, [parse_override(
+        "run.checkpoint_every_rounds=3")]), tmp_path / "kept").out_dir
+    assert checkpoint.latest(kept).name == "round_000006"
+    stopped = tmp_path / "stopped"
+    shutil.copytree(kept, stopped)
+    (stopped / "summary.json").unlink()
+    resume_run(stopped)
+    for name in ("rounds.csv", "events.csv"):
+        assert (plain / name).read_bytes() == (stopped / name).read_bytes(), name

@@ -18,7 +18,7 @@ from simfl.core.config import (
     # task: datasets, partitions, models
     Blobs, Digits, Mnist5k, Quadratic, Synthetic, Dirichlet, Iid, Native, Shards, Logreg, Mlp,
     Cifar10, Cifar100, Idx, Leaf, Npz,
-    Cnn, Lenet5, CharLstm,
+    Cnn, Lenet5, CharLstm, TorchModule,
     # population: availability models and session initialisers
     Always, Bernoulli, Diurnal, Ideal, LessDataFirst, LogNormal, Markov, MifaAdversarial,
     MoreDataFirst, SinLogNormal, Trace, YCycle, YMaxFirst,
@@ -115,7 +115,7 @@ __all__ = [
     "Sampler", "SessionInit",
     "Blobs", "Digits", "Mnist5k", "Quadratic", "Synthetic", "Dirichlet", "Iid", "Native",
     "Cifar10", "Cifar100", "Idx", "Leaf", "Npz",
-    "Shards", "Logreg", "Mlp", "Cnn", "Lenet5", "CharLstm",
+    "Shards", "Logreg", "Mlp", "Cnn", "Lenet5", "CharLstm", "TorchModule",
     "Always", "Bernoulli", "Diurnal", "Ideal", "LessDataFirst", "LogNormal", "Markov",
     "MifaAdversarial", "MoreDataFirst", "SinLogNormal", "Trace", "YCycle", "YMaxFirst",
     "Average", "Continuous", "Previous", "Similarity",

@@ -28,6 +28,7 @@ from simfl.experiment.build import (build_client_sampler, build_context, build_o
                                     check_local_rule, write_mobility)
 from simfl.experiment.gc_tuning import FREEZE_EVERY_S, gc_for_many_objects
 from simfl.experiment.loop import ProgressFn
+from simfl.experiment.model_files import write_models
 from simfl.experiment.training import Trainer
 from simfl.metrics.rundir import fresh_run_dir
 from simfl.metrics.updates import StepRecorder, UpdatesWriter
@@ -208,6 +209,7 @@ def run_continuous(scenario: Scenario, out_dir: Path | None = None,
         recorder.flush(force=True)
     recorder.clients(client_table(sim.battery.table(), sim.radio_map))
     write_mobility(out_dir, sim.mobility)
+    write_models(out_dir, trainer)
     summary = recorder.finish(sim.now_s, sim.n_events, sim.events if scenario.run.events else None,
                               {**probe.counts, **loop.summary(), "torch_threads": threads,
                                "warnings": loop.warnings()})

@@ -23,6 +23,7 @@ from simfl.experiment.checkpoint import CheckpointError
 from simfl.experiment.checkpoint_check import check_state, check_top
 from simfl.experiment.journal import JournaledTrainer
 from simfl.experiment.loop import ProgressFn, RoundLoop
+from simfl.experiment.model_files import write_models
 from simfl.experiment.threads import torch_threads
 from simfl.metrics.recorder import TABLES, RunRecorder
 from simfl.metrics.run_lock import RunLock
@@ -211,6 +212,7 @@ class _Run:
                  "warnings": self.probe.warnings + self.loop.warnings()}
         if self.saved is not None:
             extra["resumed_after_round"] = replay
+        write_models(self.out_dir, self.trainer)  # before summary.json: a finished run has them
         summary = recorder.finish(sim.now_s, sim.n_events,
                                   sim.events if self.scenario.run.events else None, extra)
         return RunResult(self.out_dir, summary, recorder.outcomes, self.trainer.params)

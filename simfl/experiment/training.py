@@ -19,6 +19,8 @@ from simfl.core.config import Scenario
 from simfl.core.errors import SimflError
 from simfl.core.records import RoundOutcome, TrainJob, with_lr_scale
 from simfl.core.rng import RngTree
+from simfl.experiment.model_files import BestModel
+from simfl.experiment.model_warnings import divergence, never_updated
 from simfl.experiment.trainer import NullTrainer, Trainer
 from simfl.metrics.recorder import RunRecorder
 
@@ -54,6 +56,7 @@ class ModelTrainer:
         #: its loss not finite (NaN or infinite); None while every one was finite
         self.diverged: list[float] | None = None
         self._stats = None
+        self.best = BestModel()  # the global model of the best evaluation (model_best.pt)
 
     def begin_round(self, round: int, t_s: float) -> None:
         """A new session's warm start, when the round opening at ``t_s`` enters one."""
@@ -95,8 +98,12 @@ class ModelTrainer:
                                  "many updates it used and whether the model moved")
             n_aggregated = int(metrics[N_AGGREGATED])
             if self.optimizer is not None and metrics[STEPPED]:  # the server optimiser's step
+                moved = self.params
                 self.params, self.opt_state = server_step(
                     self.optimizer, self.opt_state, w_t, self.params)
+                # a module's buffers are averaged, never stepped (simfl.train.torch_net)
+                buffers = getattr(self.compute.net, "buffer_names", ())
+                self.params = {**self.params, **{k: moved[k] for k in buffers}}
             self.stepped = self.stepped or bool(metrics[STEPPED])
             self.waiting_for = metrics.get(WAITING_FOR)
         needed = set(late_running.values())  # a model is kept while a late device needs it
@@ -155,6 +162,7 @@ class ModelTrainer:
                             if self.run.per_class_accuracy else ())
         accuracy, loss = self._scored[2]
         self.accuracy = accuracy
+        self.best.offer(accuracy, self.params)
         if self.diverged is None and not (math.isfinite(loss) and _finite(self.params)):
             self.diverged = [completed, t_s, loss]
         recorder.evaluation(t_s, completed, accuracy, loss, *extra, *self._scored[3])
@@ -172,7 +180,8 @@ class ModelTrainer:
                 "accuracy": self.accuracy, "n_timed_evals": self._n_timed_evals,
                 "n_trained": self.n_trained, "stepped": self.stepped,
                 "waiting_for": self.waiting_for, "diverged": self.diverged,
-                "sessions": self.sessions.snapshot()}
+                "sessions": self.sessions.snapshot(), "best": self.best.snapshot(),
+                "client_buffers": getattr(self.compute.net, "client_buffers", None)}
 
     def restore(self, state: dict[str, Any]) -> None:
         self.params, self.agg_state = state["params"], state["agg_state"]
@@ -182,6 +191,9 @@ class ModelTrainer:
         self.stepped, self.waiting_for = state["stepped"], state["waiting_for"]
         self.diverged = state.get("diverged")
         self.sessions.restore(state["sessions"])
+        self.best.restore(state["best"])
+        if state["client_buffers"] is not None:  # FedBN: each client's own buffers
+            self.compute.net.client_buffers = state["client_buffers"]
         self._scored = None
 
     def _client_stats(self):
@@ -205,44 +217,16 @@ class ModelTrainer:
         """What a user must know to read the run's result (``summary.json`` ``warnings``).
 
         Two cases: the global model diverged (:func:`divergence`), and updates arrived
-        but the global model never moved (no round reached ``server.min_updates``, or the
-        aggregator never stepped, e.g. MIFA with ``init = "wait_for_all"`` while some
-        client never reports); every evaluation is then one of the initial model.
+        but the global model never moved (:func:`never_updated`).
         """
         found = divergence(self.diverged)
         if self.stepped or n_arrived == 0:
             return found
-        server = self.server
-        if self.n_trained == 0:
-            why = (f"no round had the server.min_updates = {server.min_updates} arrivals it "
-                   "takes to train")
-        else:
-            why = f"the {server.algorithm.kind} aggregator applied none of them"
-            if self.waiting_for:
-                why += (f" (it was still waiting for the updates of {int(self.waiting_for)} "
-                        "clients)")
-        return found + [f"the global model was never updated: {n_arrived} updates arrived "
-                        f"in {n_rounds} rounds but {why}; every evaluation is of the initial "
-                        "model"]
+        return found + [never_updated(self.server, self.n_trained, self.waiting_for,
+                                      n_arrived, n_rounds)]
+
 
 
 def _finite(params: Any) -> bool:
     """Whether every tensor of the model ``params`` holds only finite numbers."""
     return all(bool(v.isfinite().all()) for v in params.values())
-
-
-def divergence(diverged: list[float] | None) -> list[str]:
-    """The warning for a model that became NaN or infinite: ``diverged`` is
-    :attr:`ModelTrainer.diverged`. The run goes on (its timing and energy tables stay
-    valid), but every later score is of a broken model."""
-    if diverged is None:
-        return []
-    completed, t_s, loss = diverged
-    if completed == 0:
-        return [f"the initial model's test loss is {loss}, not a finite number: the data "
-                "set holds NaN or infinite values (or the model cannot score it); every "
-                "evaluation is meaningless"]
-    return [f"the global model diverged: at the evaluation after round {int(completed)} "
-            f"(t = {t_s:g} s) its parameters or its test loss ({loss}) were no longer "
-            "finite, and every later score is meaningless; lower task.lr or the server's "
-            "step size, or look for NaN or infinite values in the data set"]

@@ -11,10 +11,13 @@ depends on the model's ``batching`` (:mod:`simfl.train.models`):
 * ``"stacked"`` (cnn, lenet5): the model's ``stacked_forward`` (grouped convolutions,
   one group per client, and batched matrix products) and autograd on the stack, in
   chunks of :attr:`BatchedExecutor.cpu_stacked_clients` clients on a CPU.
-* None (char_lstm): the jobs are trained one after another, as the inline executor does.
+* ``"stacked"`` also for a ``torch_module`` without buffers: its ``stacked_forward`` is
+  ``torch.func.vmap`` over the module (:mod:`simfl.train.torch_net`);
+* None (char_lstm, a ``torch_module`` with buffers): the jobs are trained one after
+  another, as the inline executor does.
 
-Nothing here calls ``torch.func``, so training never imports ``torch._dynamo`` (about
-a second once per process); ``torch.func.vmap`` over ``grad`` was measured for the
+Nothing here calls ``torch.func`` (only a ``torch_module`` model does), so training a
+built-in model never imports ``torch._dynamo`` (about a second once per process); ``torch.func.vmap`` over ``grad`` was measured for the
 convolutional models too and was slower than grouped convolutions (see
 :func:`executor_class`).
 
@@ -133,8 +136,9 @@ class BatchedExecutor(Executor):
         steps = self._pad_plans(samples, sizes, n_steps)
         rule = StepRule([job.payload for job in jobs], base, self.task.lr, self.task.weight_decay)
         train = train_dense if self.net.batching == "dense" else train_stacked
-        local, loss_sum = train(self.net, self.x, self.y, self.loss, self._scratch, base, steps,
-                                rule)
+        with self._randomness(jobs[0]):
+            local, loss_sum = train(self.net, self.x, self.y, self.loss, self._scratch, base,
+                                    steps, rule)
         extras = rule.extras(local, n_steps.tolist())
 
         mean_loss = (loss_sum.cpu().numpy() / np.maximum(n_steps, 1)).tolist()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from typing import Callable, Sequence
 
@@ -36,6 +37,14 @@ class Executor:
         self.y = torch.from_numpy(data.y_train).to(device)
         self.client_indices = data.client_indices
         self.loss = sample_loss(task.dataset)
+
+    def _randomness(self, job: TrainJob):
+        """The block in which ``job`` trains: torch's generators seeded from the job's own
+        stream for a model that draws random numbers in training (a module's Dropout)."""
+        seeded = getattr(self.net, "randomness", None)
+        if seeded is None:
+            return contextlib.nullcontext()
+        return seeded(self.rngs.int_seed(f"train/client/{job.client}/round/{job.round}/torch"))
 
     def _submit_summed(self, jobs: Sequence[TrainJob], versions: dict[int, Params],
                        weigh: Weigh, train: Callable[..., list[ClientUpdate]]) -> SummedUpdates:
@@ -81,13 +90,18 @@ class InlineExecutor(Executor):
                 summed: tuple[Params, np.ndarray] | None,
                 penalty: Penalty | None = None) -> list[ClientUpdate]:
         updates = []
+        own = self.net if getattr(self.net, "local_buffers", False) else None  # FedBN
         for pos, job in enumerate(jobs):
             base = versions[job.base_round]
             idx = self.client_indices[job.client]
             samples, sizes, _ = job_plans([job], self.client_indices, self.task, self.rngs)
             plan = np.split(samples, np.cumsum(sizes)[:-1]) if len(sizes) else []
-            local, loss, extra = sgd(self.net, base, self.x, self.y, plan, self.task.lr,
-                                     self.task.weight_decay, job.payload, self.loss, penalty)
+            start = base if own is None else own.client_start(job.client, base)
+            with self._randomness(job):
+                local, loss, extra = sgd(self.net, start, self.x, self.y, plan, self.task.lr,
+                                         self.task.weight_decay, job.payload, self.loss, penalty)
+            if own is not None:
+                own.keep(job.client, local)
             delta = list(local.values())
             torch._foreach_sub_(delta, [base[k] for k in local])
             if summed is None:

@@ -95,9 +95,11 @@ def sgd(net: DenseNet, start: Params, x: torch.Tensor, y: torch.Tensor,
     loss = loss or cross_entropy
     # the same mean in one op (and one backward node) for the common case
     mean_loss = F.cross_entropy if loss is cross_entropy else lambda out, y: loss(out, y).mean()
-    names = list(start)
-    tensors = [start[k].detach().clone().requires_grad_(True) for k in names]
-    params = dict(zip(names, tensors))
+    params = {k: v.detach().clone() for k, v in start.items()}
+    trainable = getattr(net, "trainable", None)  # a module's buffers get no gradient
+    names = list(start) if trainable is None else [k for k in trainable if k in start]
+    tensors = [params[k].requires_grad_(True) for k in names]
+    forward = getattr(net, "train_forward", net.forward)
     payload = as_payload(payload)
     plain = payload is None or (type(payload) is SgdPayload and payload.lr_scale is None)
     rule = None if plain else StepRule(
@@ -110,7 +112,7 @@ def sgd(net: DenseNet, start: Params, x: torch.Tensor, y: torch.Tensor,
     for batch in plan:
         begin, end = end, end + len(batch)
         xb = xs[begin:end]
-        out = net.forward(params, xb)
+        out = forward(params, xb)
         value = mean_loss(out, ys[begin:end])
         if penalty is not None:
             value = value + penalty(out, xb)

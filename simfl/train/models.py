@@ -27,16 +27,17 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Callable
 
-from simfl.core.config import CharLstm, Cnn, Lenet5, Logreg, Mlp, Model
+from simfl.core.config import CharLstm, Cnn, Lenet5, Logreg, Mlp, Model, TorchModule
 from simfl.train.conv_net import ConvNet
 from simfl.train.lstm_net import LstmNet
 from simfl.train.net import PARAM_BYTES, Net, Params, Shapes, fan_in_bounds, uniform_init
+from simfl.train.torch_net import TorchNet
 
 if TYPE_CHECKING:
     import torch
 
 __all__ = ["BUILDERS", "PARAM_BYTES", "ConvNet", "DenseNet", "LstmNet", "Net", "Params", "Shapes",
-           "build_model", "model_bytes", "param_shapes"]
+           "TorchNet", "build_model", "model_bytes", "param_shapes"]
 
 
 class DenseNet:
@@ -87,6 +88,8 @@ BUILDERS: dict[type[Model], Callable[..., Net]] = {
     # the characters are both the input tokens and the classes
     CharLstm: lambda cfg, shape, n_classes: LstmNet(n_classes, cfg.embed, cfg.hidden, cfg.layers,
                                                     n_classes),
+    # any nn.Module, from the config's factory (simfl.train.torch_net)
+    TorchModule: lambda cfg, shape, n_classes: TorchNet(cfg, shape, n_classes),
 }
 
 

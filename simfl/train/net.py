@@ -23,7 +23,15 @@ PARAM_BYTES = 4
 
 
 class Net(Protocol):
-    """What every model provides (see :mod:`simfl.train.models`)."""
+    """What every model provides (see :mod:`simfl.train.models`).
+
+    A model may also have ``trainable`` (the names local training differentiates and
+    steps; all of them without it), ``train_forward`` (the forward pass of local training;
+    ``forward`` without it), ``randomness(seed)`` (a context in which a job's random
+    draws are seeded), ``local_buffers`` with ``client_start``/``keep`` (state each
+    client keeps between jobs) and ``state_dict(params)`` (what ``model.pt`` holds):
+    :class:`simfl.train.torch_net.TorchNet` has them all.
+    """
 
     #: ``"dense"``, ``"stacked"`` or None: how the batched executor can train it
     batching: str | None

@@ -40,6 +40,7 @@ import torch
 
 from simfl.core.config import (Blobs, Cifar10, Cifar100, Idx, Iid, Leaf, Logreg, Native, Npz,
                                Run, Sessions, Task)
+from simfl.core.config import TorchModule
 from simfl.core.errors import SimflError
 from simfl.core.records import LocalPayload, ScaffoldPayload, TrainJob
 from simfl.core.registry import REGISTRIES
@@ -163,7 +164,23 @@ def test_partition_contract(name):
 # ---------------------------------------------------------------------------------
 # models
 
-MODEL_CASES: dict = {}
+def _tiny_module(input_shape, n_classes):
+    """A module with a parameter, a float buffer and an integer buffer (BatchNorm), that
+    reads any sample shape, numbers or token ids."""
+
+    class Tiny(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = torch.nn.BatchNorm1d(math.prod(input_shape))
+            self.fc = torch.nn.Linear(math.prod(input_shape), n_classes)
+
+        def forward(self, x):
+            return self.fc(self.norm(x.float().flatten(1)))
+
+    return Tiny()
+
+
+MODEL_CASES: dict = {"torch_module": lambda: TorchModule(factory=_tiny_module)}
 N_CLASSES = 10
 #: the kinds of input a model may read: (shape of one sample, token ids?)
 INPUTS = [((12,), False), ((1, 28, 28), False), ((3, 32, 32), False), ((20,), True)]
@@ -193,7 +210,8 @@ def model_contract(cfg) -> None:
         out = net.forward(leaves, _batch(shape, tokens))
         assert out.shape == (3, N_CLASSES) and torch.isfinite(out).all()
         out.sum().backward()
-        assert all(p.grad is not None for p in leaves.values()), "a parameter gets no gradient"
+        trainable = getattr(net, "trainable", list(leaves))  # a module's buffers get none
+        assert all(leaves[k].grad is not None for k in trainable), "a parameter gets no gradient"
 
 
 @pytest.mark.parametrize("name", kinds("models"))

@@ -26,6 +26,7 @@ from simfl.core.config.sampler import (AllAvailable, FedGS, LongestAbsent, Md, P
 from simfl.core.config.dataset import (Blobs, Cifar10, Cifar100, Dataset, Digits, Idx, Leaf,
                                        Mnist5k, Npz, Quadratic, Synthetic)
 from simfl.core.config.model import CharLstm, Cnn, Lenet5, Logreg, Mlp, Model
+from simfl.core.config.torch_module import TorchModule
 from simfl.core.config.task import Dirichlet, Iid, Native, Partition, Shards, Task
 from simfl.core.config.fading import Fading, NoFading, RayleighFading, RicianFading
 from simfl.core.config.placement import (ConstantVelocity, DiscPlacement, FilePlacement,
@@ -54,7 +55,7 @@ __all__ = [
     "Mnist5k",
     "Cifar10", "Cifar100", "Idx", "Leaf", "Npz",
     "ScriptedAvailability", "ScriptedErasureChannel", "ScriptedMac",
-    "CharLstm", "Cnn", "Lenet5",
+    "CharLstm", "Cnn", "Lenet5", "TorchModule",
     "AsyncMode", "BufferedMode", "ServerMode", "SyncMode",
     "FedAdagrad", "FedAdam", "FedAvgM", "FedYogi", "NoServerOptimizer", "ServerOptimizer",
     "ServerSgd",

@@ -172,7 +172,8 @@ class ModelTrainer:
                 "accuracy": self.accuracy, "n_timed_evals": self._n_timed_evals,
                 "n_trained": self.n_trained, "stepped": self.stepped,
                 "waiting_for": self.waiting_for, "diverged": self.diverged,
-                "sessions": self.sessions.snapshot()}
+                "sessions": self.sessions.snapshot(),
+                "local_optimizer": self.executor.kept}
 
     def restore(self, state: dict[str, Any]) -> None:
         self.params, self.agg_state = state["params"], state["agg_state"]
@@ -182,6 +183,7 @@ class ModelTrainer:
         self.stepped, self.waiting_for = state["stepped"], state["waiting_for"]
         self.diverged = state.get("diverged")
         self.sessions.restore(state["sessions"])
+        self.executor.kept = state.get("local_optimizer", {})
         self._scored = None
 
     def _client_stats(self):

@@ -131,11 +131,18 @@ class BatchedExecutor(Executor):
             base = {name: torch.stack([versions[job.base_round][name] for job in jobs])
                     for name in names}
         steps = self._pad_plans(samples, sizes, n_steps)
-        rule = StepRule([job.payload for job in jobs], base, self.task.lr, self.task.weight_decay)
+        slots = [self.kept_state(job.client) for job in jobs]
+        rule = StepRule([job.payload for job in jobs], base, self.task.lr, self.task.weight_decay,
+                        self.task.optimizer, n_steps.tolist(), slots)
         train = train_dense if self.net.batching == "dense" else train_stacked
         local, loss_sum = train(self.net, self.x, self.y, self.loss, self._scratch, base, steps,
                                 rule)
         extras = rule.extras(local, n_steps.tolist())
+        if rule.optimizer is not None:
+            for k, slot in enumerate(slots):
+                if slot is not None and n_steps[k] > 0:
+                    slot.clear()
+                    slot.update(rule.optimizer.client_state(k))
 
         mean_loss = (loss_sum.cpu().numpy() / np.maximum(n_steps, 1)).tolist()
         n_samples = [len(self.client_indices[job.client]) for job in jobs]

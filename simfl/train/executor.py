@@ -36,6 +36,15 @@ class Executor:
         self.y = torch.from_numpy(data.y_train).to(device)
         self.client_indices = data.client_indices
         self.loss = sample_loss(task.dataset)
+        #: each client's kept local-optimiser state (``task.optimizer.state = "per_client"``)
+        self.kept: dict[int, dict] = {}
+
+    def kept_state(self, client: int) -> dict | None:
+        """The slot of ``client``'s kept optimiser state (filled in place by training), or
+        None when the optimiser's state is reset every round."""
+        if self.task.optimizer.state != "per_client":
+            return None
+        return self.kept.setdefault(client, {})
 
     def _submit_summed(self, jobs: Sequence[TrainJob], versions: dict[int, Params],
                        weigh: Weigh, train: Callable[..., list[ClientUpdate]]) -> SummedUpdates:
@@ -87,7 +96,8 @@ class InlineExecutor(Executor):
             samples, sizes, _ = job_plans([job], self.client_indices, self.task, self.rngs)
             plan = np.split(samples, np.cumsum(sizes)[:-1]) if len(sizes) else []
             local, loss, extra = sgd(self.net, base, self.x, self.y, plan, self.task.lr,
-                                     self.task.weight_decay, job.payload, self.loss, penalty)
+                                     self.task.weight_decay, job.payload, self.loss, penalty,
+                                     self.task.optimizer, self.kept_state(job.client))
             delta = list(local.values())
             torch._foreach_sub_(delta, [base[k] for k in local])
             if summed is None:

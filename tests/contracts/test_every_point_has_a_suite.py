@@ -30,6 +30,9 @@ SUITES = {
     "power_control": ("contracts/test_radio_contracts.py", 'kinds("power_control")'),
     "server_optimizers": ("contracts/test_server_optimizer_contracts.py",
                           'kinds("server_optimizers")'),
+    "local_optimizers": ("contracts/test_local_optimizer_contracts.py",
+                         'kinds("local_optimizers")'),
+    "step_schedules": ("contracts/test_local_optimizer_contracts.py", 'kinds("step_schedules")'),
 }
 
 

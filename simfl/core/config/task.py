@@ -9,6 +9,7 @@ import numpy as np
 
 from simfl.core.config.dataset import Dataset, Digits, Quadratic
 from simfl.core.config.checks import MAX_STEP_SIZE, step_size
+from simfl.core.config.local_optimizer import AdamW, LocalOptimizer, Sgd
 from simfl.core.config.model import Mlp, Model
 from simfl.core.config.node import (MAX_CLIENTS, Choice, Node, at_most, non_negative, positive,
                                     require)
@@ -80,6 +81,9 @@ class Task(Node):
     Local work is either ``local_epochs`` passes over the client's data or
     ``local_steps`` minibatch steps; one epoch when neither is given. ``lr`` is in
     (0, 1000] and ``weight_decay`` in [0, 1000]: a larger step overflows training.
+    ``weight_decay`` is L2 decay added to the gradient (``torch.optim``'s coupled
+    ``weight_decay``); ``optimizer`` is the local optimiser (plain SGD by default,
+    :mod:`simfl.core.config.local_optimizer`).
     """
 
     exclusive = (("local_epochs", "local_steps"),)
@@ -97,6 +101,7 @@ class Task(Node):
     local_steps: int | None = None
     lr: float = 0.05
     weight_decay: float = 0.0
+    optimizer: LocalOptimizer = Sgd()
     test_fraction: float = 0.2
 
     def validate(self) -> None:
@@ -108,6 +113,9 @@ class Task(Node):
         at_most(self, self.max_local_steps, "local_steps")
         non_negative(self, "weight_decay")
         at_most(self, MAX_STEP_SIZE, "weight_decay", why="a larger decay overflows training")
+        require(not isinstance(self.optimizer, AdamW) or self.weight_decay == 0.0,
+                "weight_decay", self.weight_decay, "0 with task.optimizer = 'adamw' (its own "
+                "weight_decay is the decoupled decay)")
         require(0.0 < self.test_fraction < 1.0, "test_fraction", self.test_fraction,
                 "a fraction in (0, 1)")
         require(self.local_epochs is None or self.local_steps is None, "local_steps",

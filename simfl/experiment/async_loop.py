@@ -182,7 +182,7 @@ def run_continuous(scenario: Scenario, out_dir: Path | None = None,
     """:func:`~simfl.experiment.run.run_scenario` for the asynchronous modes: the same
     components and run directory, :class:`ContinuousLoop` instead of the round loop."""
     from simfl.experiment.run import RunResult, default_out_dir, eval_columns, versions
-    from simfl.preflight import preflight
+    from simfl.preflight import preflight, upload_airtime_warnings
 
     preflight(scenario)
     started_s = time.perf_counter()
@@ -207,5 +207,7 @@ def run_continuous(scenario: Scenario, out_dir: Path | None = None,
         recorder.flush(force=True)
     recorder.clients(client_table(sim.battery.table(), sim.radio_map))
     summary = recorder.finish(sim.now_s, sim.n_events, sim.events if scenario.run.events else None,
-                              {**probe.counts, **loop.summary(), "warnings": loop.warnings()})
+                              {**probe.counts, **loop.summary(),
+                               "warnings": upload_airtime_warnings(scenario, ctx.model_bytes)
+                               + loop.warnings()})
     return RunResult(out_dir, summary, recorder.outcomes, trainer.params)

@@ -16,7 +16,7 @@ import simpy
 
 from simfl.algorithms import build_aggregator, build_sampler
 from simfl.algorithms.server_optimizers import Transform, build_server_optimizer
-from simfl.core.config import IdealChannel, LrSchedule, Scenario
+from simfl.core.config import LrSchedule, Scenario
 from simfl.core.errors import ConfigError
 from simfl.core.registry import registry
 from simfl.core.rng import RngTree
@@ -190,7 +190,9 @@ def build_client_sampler(ctx: BuildContext, probe: RunProbe):
 
 def _nominal_rate_bps(channel) -> float:
     """The bit rate of ``channel``'s rate model at its configured SNR, without fading."""
-    return 8.0 / build_link(IdealChannel(rate=channel.rate)).transmit(0.0, 1, None).airtime_s
+    from simfl.preflight.airtime import nominal_rate_bps
+
+    return nominal_rate_bps(channel)
 
 
 def _model_bytes(task) -> int:

@@ -24,7 +24,7 @@ from simfl.experiment.journal import JournaledTrainer
 from simfl.experiment.loop import ProgressFn, RoundLoop
 from simfl.metrics.recorder import RunRecorder
 from simfl.metrics.rundir import fresh_run_dir
-from simfl.preflight import preflight
+from simfl.preflight import preflight, upload_airtime_warnings
 from simfl.sim.radio.radio_map import client_table
 
 
@@ -116,6 +116,7 @@ class _Run:
         self.scenario = scenario
         check_local_rule(scenario)
         ctx = self.ctx = build_context(scenario)
+        self.airtime = upload_airtime_warnings(scenario, ctx.model_bytes)
         online = build_online(ctx)
         self.sim = build_simulation(ctx, online)
         trainer = build_trainer(ctx, online)
@@ -166,7 +167,8 @@ class _Run:
                                   "does not replay the way it ran")
         sim, recorder = self.sim, self.recorder
         recorder.clients(client_table(sim.battery.table(), sim.radio_map))
-        extra = {**self.probe.counts, "warnings": self.probe.warnings + self.loop.warnings()}
+        extra = {**self.probe.counts,
+                 "warnings": self.airtime + self.probe.warnings + self.loop.warnings()}
         if self.saved is not None:
             extra["resumed_after_round"] = replay
         summary = recorder.finish(sim.now_s, sim.n_events,

@@ -24,6 +24,9 @@ class PowerModel:
     def __init__(self, energy: Energy, tx_rate_bps: float = 0.0) -> None:
         self.energy = energy
         self.tx_rate_bps = tx_rate_bps
+        #: each client's computing power (W) when it differs by client (DVFS: kappa f^3,
+        #: ``population.compute.cpu_hz``); None: ``energy.compute_w`` for every client
+        self.compute_w_by_client = None
 
     @property
     def idle_w(self) -> float:

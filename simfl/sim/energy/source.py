@@ -112,6 +112,8 @@ class EnergyMeter:
             return
         self._settle(client)
         power_w, lump_j = self.power.state_w(state, n_bits, airtime_s)
+        if state == "compute" and self.power.compute_w_by_client is not None:
+            power_w = float(self.power.compute_w_by_client[client])
         if lump_j is not None:  # an instantaneous per-bit transfer: a lump
             self._spend_now(client, lump_j)
         if wall_s is not None and wall_s != airtime_s and state in ("tx", "rx"):
@@ -242,5 +244,8 @@ class InfiniteEnergy(EnergyMeter):
         if terms.size:  # a running sum, one term after the other
             self._round_j = float(np.add.accumulate(np.concatenate(([self._round_j], terms)))[-1])
         self.t_ref_s[clients] = now
-        busy.update(dict.fromkeys(ids, new_w))
+        if state == "compute" and self.power.compute_w_by_client is not None:
+            busy.update(zip(ids, self.power.compute_w_by_client[clients].tolist()))
+        else:
+            busy.update(dict.fromkeys(ids, new_w))
 

@@ -11,8 +11,10 @@ import torch
 from simfl.core.config import Task
 from simfl.core.records import ClientUpdate, TrainJob
 from simfl.core.rng import RngTree
+from simfl.train.augment import augment_rows, augment_stream
 from simfl.train.data import FederatedData
 from simfl.train.local import Penalty, sample_loss, sgd
+from simfl.train.losses import training_loss
 from simfl.train.minibatch import job_plans
 from simfl.train.models import Net, Params
 from simfl.core.records import SummedUpdates  # noqa: F401  (re-exported)
@@ -35,9 +37,17 @@ class Executor:
         self.x = torch.from_numpy(data.x_train).to(device)
         self.y = torch.from_numpy(data.y_train).to(device)
         self.client_indices = data.client_indices
-        self.loss = sample_loss(task.dataset)
+        self.input_shape = data.input_shape
+        self.loss = training_loss(task, sample_loss(task.dataset))
         #: each client's kept local-optimiser state (``task.optimizer.state = "per_client"``)
         self.kept: dict[int, dict] = {}
+
+    def augmenter(self, job: TrainJob) -> Callable[[torch.Tensor], torch.Tensor] | None:
+        """``task.augment`` of ``job``'s plan samples, from the job's own stream, or None."""
+        if self.task.augment is None:
+            return None
+        return functools.partial(augment_rows, input_shape=self.input_shape,
+                                 config=self.task.augment, rng=augment_stream(job, self.rngs))
 
     def kept_state(self, client: int) -> dict | None:
         """The slot of ``client``'s kept optimiser state (filled in place by training), or
@@ -97,7 +107,8 @@ class InlineExecutor(Executor):
             plan = np.split(samples, np.cumsum(sizes)[:-1]) if len(sizes) else []
             local, loss, extra = sgd(self.net, base, self.x, self.y, plan, self.task.lr,
                                      self.task.weight_decay, job.payload, self.loss, penalty,
-                                     self.task.optimizer, self.kept_state(job.client))
+                                     self.task.optimizer, self.kept_state(job.client),
+                                     self.augmenter(job))
             delta = list(local.values())
             torch._foreach_sub_(delta, [base[k] for k in local])
             if summed is None:

@@ -79,13 +79,15 @@ def sgd(net: DenseNet, start: Params, x: torch.Tensor, y: torch.Tensor,
         plan: list[np.ndarray], lr: float, weight_decay: float, payload: Any = None,
         loss: LossFn | None = None, penalty: Penalty | None = None,
         optimizer: Any = None, opt_state: dict | None = None,
+        augment: Callable[[torch.Tensor], torch.Tensor] | None = None,
         ) -> tuple[Params, float, LocalResult]:
     """The local rule ``payload`` asks for (plain SGD without one), one client, from ``start``.
 
     ``penalty``, if given, is added to each minibatch's mean loss (e.g. distillation,
     :mod:`simfl.train.distill`). ``optimizer`` is ``task.optimizer`` (None: plain SGD);
     ``opt_state``, if given, is the client's kept optimiser state, read before training
-    and replaced in place after it (``state = "per_client"``). Returns the local model, the mean (unscaled) minibatch
+    and replaced in place after it (``state = "per_client"``). ``augment``, if given,
+    transforms the plan's samples (in plan order) before training. Returns the local model, the mean (unscaled) minibatch
     objective and the update's extras.
 
     The whole plan's samples are gathered once (one index per job; the minibatches are
@@ -97,7 +99,8 @@ def sgd(net: DenseNet, start: Params, x: torch.Tensor, y: torch.Tensor,
     """
     loss = loss or cross_entropy
     # the same mean in one op (and one backward node) for the common case
-    mean_loss = F.cross_entropy if loss is cross_entropy else lambda out, y: loss(out, y).mean()
+    mean_loss = F.cross_entropy if loss is cross_entropy else (
+        loss if getattr(loss, "per_sample", True) is False else lambda out, y: loss(out, y).mean())
     names = list(start)
     tensors = [start[k].detach().clone().requires_grad_(True) for k in names]
     params = dict(zip(names, tensors))
@@ -111,6 +114,8 @@ def sgd(net: DenseNet, start: Params, x: torch.Tensor, y: torch.Tensor,
     if plan:
         idx = torch.from_numpy(np.concatenate(plan)).to(x.device)
         xs, ys = x[idx], y[idx]
+        if augment is not None:
+            xs = augment(xs)
     end = 0
     for batch in plan:
         begin, end = end, end + len(batch)

@@ -95,3 +95,35 @@ def test_bad_loss_and_augment_settings():
     task, rngs, data, net, _ = setup(loss="no_such_module_here:fn")
     with pytest.raises(ConfigError, match="task.loss"):
         InlineExecutor(net, data, task, rngs, CPU)
+
+
+def test_array_data_and_a_map_style_dataset_train_the_same(tmp_path):
+    import simfl
+
+    rng = np.random.default_rng(0)
+    x = rng.random((120, 1, 6, 6)).astype(np.float32)
+    y = rng.integers(0, 3, 120)
+
+    class Pairs(torch.utils.data.Dataset):
+        def __init__(self, lo, hi):
+            self.lo, self.hi = lo, hi
+
+        def __len__(self):
+            return self.hi - self.lo
+
+        def __getitem__(self, i):
+            return torch.from_numpy(x[self.lo + i]), int(y[self.lo + i])
+
+    arrays = simfl.ArrayData(x[:100], y[:100], x[100:], y[100:])
+    from_torch = simfl.ArrayData(Pairs(0, 100), Pairs(100, 120))
+    assert arrays == from_torch and arrays.input_shape() == (1, 6, 6)
+    assert arrays.shape() == (36, 3)
+    scenario = simfl.Scenario(task=Task(dataset=arrays, model=Logreg(), n_clients=4,
+                                        batch_size=10, augment=Augment(1)),
+                              run=simfl.Run(rounds=2))
+    result = simfl.run(scenario, tmp_path / "arrays")
+    assert result.summary["final_accuracy"] is not None
+    with pytest.raises(ConfigError, match="ArrayData"):
+        simfl.ArrayData(x[:100], y[:99], x[100:], y[100:])
+    with pytest.raises(ConfigError, match="digest"):
+        simfl.Arrays(digest="0" * 32).shape()

@@ -153,3 +153,31 @@ def test_bad_optimizer_settings_name_the_field():
         Adam(state="forever")
     with pytest.raises(ConfigError, match="weight_decay"):
         task_with(AdamW(), weight_decay=0.1)
+
+
+def test_the_local_training_page_example_runs(tmp_path):
+    import os
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "local-training.md").read_text()
+    (example,) = re.findall(r"```python\n(.*?)```", page, re.S)
+    ran = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True,
+                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(root)}, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    assert (tmp_path / "runs" / "local_training_demo" / "summary.json").is_file()
+
+
+def test_summed_updates_with_kept_state_agree():
+    """The aggregators that take the weighted sum (FedAvg) get it from both executors."""
+    task = task_with(Adam(state="per_client"), Mlp(hidden=(16,)), Dirichlet(alpha=0.3,
+                                                                            min_samples=1))
+    rngs, data, net, params = setup(task)
+    jobs = [TrainJob(c, 0, 0) for c in range(task.n_clients)]
+    sums = [cls(net, data, task, rngs, CPU).submit(jobs, {0: params},
+                                                   weigh=lambda c, n: 1.0 + c / 10).weighted_sum
+            for cls in (InlineExecutor, BatchedExecutor)]
+    assert_close(*sums, 1e-4)

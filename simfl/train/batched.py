@@ -144,10 +144,10 @@ class BatchedExecutor(Executor):
         local, loss_sum = train(self.net, x, y, self.loss, self._scratch, base, steps, rule)
         extras = rule.extras(local, n_steps.tolist())
         if rule.optimizer is not None:
-            for k, slot in enumerate(slots):
-                if slot is not None and n_steps[k] > 0:
+            for pos, slot in enumerate(slots):
+                if slot is not None and n_steps[pos] > 0:
                     slot.clear()
-                    slot.update(rule.optimizer.client_state(k))
+                    slot.update(rule.optimizer.client_state(pos))
 
         mean_loss = (loss_sum.cpu().numpy() / np.maximum(n_steps, 1)).tolist()
         n_samples = [len(self.client_indices[job.client]) for job in jobs]

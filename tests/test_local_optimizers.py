@@ -181,3 +181,25 @@ def test_summed_updates_with_kept_state_agree():
                                                    weigh=lambda c, n: 1.0 + c / 10).weighted_sum
             for cls in (InlineExecutor, BatchedExecutor)]
     assert_close(*sums, 1e-4)
+
+
+def test_kept_state_goes_into_checkpoints(tmp_path):
+    import shutil
+
+    from simfl.core.config import apply_overrides, load_scenario, parse_override
+    from simfl.experiment import resume_run, run_scenario
+
+    def scenario(*extra):
+        return apply_overrides(load_scenario("quickstart"), [parse_override(s) for s in (
+            "run.rounds=5", "task.optimizer.kind=adam", "task.optimizer.state=per_client",
+            "task.lr=0.01", "task.n_clients=10", "server.clients_per_round=8",
+            "server.deadline_s=60", *extra)])
+
+    plain = run_scenario(scenario(), tmp_path / "plain")
+    kept = run_scenario(scenario("run.checkpoint_every_rounds=3"), tmp_path / "kept").out_dir
+    for name in ("summary.json", "clients.csv"):
+        (kept / name).unlink()
+    resumed = resume_run(kept)
+    assert resumed.summary["resumed_after_round"] == 3
+    for name, value in plain.params.items():  # the kept moments came back
+        assert torch.equal(value, resumed.params[name]), name

@@ -172,8 +172,7 @@ class ModelTrainer:
                 "accuracy": self.accuracy, "n_timed_evals": self._n_timed_evals,
                 "n_trained": self.n_trained, "stepped": self.stepped,
                 "waiting_for": self.waiting_for, "diverged": self.diverged,
-                "sessions": self.sessions.snapshot(),
-                "local_optimizer": self.executor.kept}
+                "sessions": self.sessions.snapshot(), "local_optimizer": self.executor.kept}
 
     def restore(self, state: dict[str, Any]) -> None:
         self.params, self.agg_state = state["params"], state["agg_state"]
@@ -181,9 +180,8 @@ class ModelTrainer:
         self.versions, self.accuracy = state["versions"], state["accuracy"]
         self._n_timed_evals, self.n_trained = state["n_timed_evals"], state["n_trained"]
         self.stepped, self.waiting_for = state["stepped"], state["waiting_for"]
-        self.diverged = state.get("diverged")
+        self.diverged, self.executor.kept = state.get("diverged"), state.get("local_optimizer", {})
         self.sessions.restore(state["sessions"])
-        self.executor.kept = state.get("local_optimizer", {})
         self._scored = None
 
     def _client_stats(self):

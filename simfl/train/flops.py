@@ -69,7 +69,7 @@ def flop_per_sample(task: Any) -> float:
     """Training FLOPs of one sample of ``task``'s model on its data set (once per run)."""
     dataset = task.dataset
     shape = tuple(dataset.input_shape())
-    net = build_model(task.model, shape, dataset.shape()[1])
-    if type(net) in (DenseNet, ConvNet):
+    net: Any = build_model(task.model, shape, dataset.shape()[1])
+    if type(net) in (DenseNet, ConvNet):  # exactly: a subclass may change the layers
         return float(counted_flop_per_sample(net))
     return measured_flop_per_sample(net, shape, bool(getattr(dataset, "tokens", False)))

@@ -7,6 +7,8 @@ or for the radio an energy per bit, which spreads a transfer's energy over its a
 
 from __future__ import annotations
 
+import numpy as np
+
 from simfl.core.config.energy import Energy
 
 
@@ -26,7 +28,7 @@ class PowerModel:
         self.tx_rate_bps = tx_rate_bps
         #: each client's computing power (W) when it differs by client (DVFS: kappa f^3,
         #: ``population.compute.cpu_hz``); None: ``energy.compute_w`` for every client
-        self.compute_w_by_client = None
+        self.compute_w_by_client: np.ndarray | None = None
 
     @property
     def idle_w(self) -> float:

@@ -244,8 +244,7 @@ class InfiniteEnergy(EnergyMeter):
         if terms.size:  # a running sum, one term after the other
             self._round_j = float(np.add.accumulate(np.concatenate(([self._round_j], terms)))[-1])
         self.t_ref_s[clients] = now
-        if state == "compute" and self.power.compute_w_by_client is not None:
-            busy.update(zip(ids, self.power.compute_w_by_client[clients].tolist()))
-        else:
-            busy.update(dict.fromkeys(ids, new_w))
+        by_client = self.power.compute_w_by_client if state == "compute" else None
+        busy.update(zip(ids, by_client[clients].tolist()) if by_client is not None
+                    else dict.fromkeys(ids, new_w))
 

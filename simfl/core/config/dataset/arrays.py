@@ -87,10 +87,10 @@ def ArrayData(x_train: Any, y_train: Any = None, x_test: Any = None,
 
 
 def _features(x: np.ndarray) -> np.ndarray:
-    rows = x.reshape(len(x), -1)
+    rows: np.ndarray = x.reshape(len(x), -1)
     if rows.dtype == np.uint8:
-        return rows.astype(np.float32) / np.float32(255.0)
-    return rows.astype(np.float32)
+        return np.asarray(rows.astype(np.float32) / np.float32(255.0))
+    return np.asarray(rows.astype(np.float32))
 
 
 def _materialise(dataset: Any) -> tuple[np.ndarray, np.ndarray]:

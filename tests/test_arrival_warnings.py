@@ -39,3 +39,12 @@ def test_upload_airtime_against_the_deadline():
     longer = dataclasses.replace(scenario, server=dataclasses.replace(scenario.server,
                                                                       deadline_s=7.0))
     assert upload_airtime_warnings(longer, 800_000) == []
+
+
+def test_validate_warns_before_any_run(capsys):
+    from simfl.cli import main
+
+    assert main(["validate", "quickstart", "--set", "task.model=cnn",
+                 "--set", "task.dataset=mnist5k"]) == 0
+    err = capsys.readouterr().err
+    assert "simfl validate: warning: one upload of the model (6.65 MB) takes 53.2 s" in err

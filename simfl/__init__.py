@@ -47,6 +47,11 @@ from simfl.core.errors import ConfigError, SimflError
 from simfl.core.records import (CVaRPayload, CVaRResult, LocalPayload, LocalResult, ProxPayload,
                                 ScaffoldPayload, ScaffoldResult, ScaledSgdPayload, SgdPayload)
 from simfl.plugins import load_plugins, register
+from simfl.core.config.augment import Augment
+from simfl.core.config.dataset import ArrayData, Arrays
+from simfl.core.config.local_optimizer import (Adam, AdamW, ConstantStep, CosineStep,
+                                               LocalOptimizer, Sgd, StepDecay, StepSchedule,
+                                               WarmupStep)
 
 __version__ = "0.1.0"
 
@@ -137,4 +142,6 @@ __all__ = [
     "LocalPayload", "LocalResult", "LocalRule", "SgdPayload", "ScaledSgdPayload", "ProxPayload",
     "ScaffoldPayload", "CVaRPayload", "ScaffoldResult", "CVaRResult", "register", "load_plugins",
     "ConfigError", "SimflError", "run", "resume", "sweep", "results",
+    "LocalOptimizer", "Sgd", "Adam", "AdamW", "ArrayData", "Arrays", "Augment",
+    "StepSchedule", "ConstantStep", "WarmupStep", "StepDecay", "CosineStep",
 ]

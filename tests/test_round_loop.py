@@ -176,8 +176,11 @@ def test_fedgs_with_no_graph_answers_falls_back_to_an_empty_graph(tmp_path, timi
                      f"run.timing_only={json.dumps(timing_only)}")
     result = run(scenario, tmp_path / "g")
     assert result.summary["graph_updates"] == 0 and result.summary["rounds"] == 3
-    [warning] = result.summary["warnings"]
-    assert "graph" in warning and "no edges" in warning
+    warnings = result.summary["warnings"]
+    [warning] = [w for w in warnings if "graph" in w]
+    assert "no edges" in warning
+    # a 1 ms deadline: nothing arrives, and the run says so
+    assert any(w.startswith("no update arrived in the first 3 rounds") for w in warnings)
 
 
 def test_fedgs_with_graph_answers_gives_no_warning(tmp_path):

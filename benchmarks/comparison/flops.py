@@ -9,25 +9,14 @@ from .reference import reference_task
 
 
 def training_flop_per_sample(net) -> int:
-    """Floating-point operations of one training sample of ``net`` (a simfl model):
-    forward, weight gradient, and input gradient of every layer but the first (the
-    data need no gradient). A linear layer out x in costs 2 out in for each of the
-    three; a convolution 2 C_out C_in k^2 H_out W_out. Biases, ReLU and pooling are
-    left out (under 1% here). The usual 6 x parameters also counts the first layer's
-    input gradient: 1.5 times this for the MLP 784-100-10, whose first layer holds 99%
-    of its weights."""
-    shapes = net.param_shapes()
-    layers = []  # forward multiply-adds per sample, in order
-    if hasattr(net, "convs"):
-        _, height, width = net.input_shape
-        for i, (_, kernel, pad) in enumerate(net.convs):
-            height, width = height + 2 * pad - kernel + 1, width + 2 * pad - kernel + 1
-            out, cin, k, _ = shapes[f"conv{i}.weight"]
-            layers.append(out * cin * k * k * height * width)
-            height, width = height // 2, width // 2
-    layers += [shape[0] * shape[1] for name, shape in shapes.items()
-               if len(shape) == 2 and name.endswith(".weight")]
-    return 2 * (3 * sum(layers) - layers[0])
+    """Floating-point operations of one training sample of ``net`` (a simfl model), by
+    simfl's own count (:func:`simfl.train.flops.counted_flop_per_sample`: forward, weight
+    gradient, and input gradient of every layer but the first). The usual 6 x parameters
+    also counts the first layer's input gradient: 1.5 times this for the MLP 784-100-10,
+    whose first layer holds 99% of its weights."""
+    from simfl.train.flops import counted_flop_per_sample
+
+    return counted_flop_per_sample(net)
 
 
 def reference_flop(model: str, samples: int) -> int:

@@ -37,12 +37,23 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from simfl.preflight import preflight
+    from simfl.preflight import preflight, upload_airtime_warnings
 
     scenario = _scenario_from_args(args)
     preflight(scenario, whole_files=True)
+    for warning in upload_airtime_warnings(scenario, _model_bytes(scenario)):
+        print(f"simfl validate: warning: {warning}", file=sys.stderr)
     print(json.dumps(scenario.to_dict(), indent=2))
     return 0
+
+
+def _model_bytes(scenario) -> int:
+    """The model's size in bytes: ``network.model_bytes``, else its float32 parameters."""
+    from simfl.train.models import model_bytes
+
+    task = scenario.task
+    return scenario.network.model_bytes or model_bytes(task.model, task.dataset.input_shape(),
+                                                       task.dataset.shape()[1])
 
 
 def cmd_run(args: argparse.Namespace) -> int:

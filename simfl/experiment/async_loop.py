@@ -186,6 +186,7 @@ def run_continuous(scenario: Scenario, out_dir: Path | None = None,
     (the scenario has passed the preflight; ``threads``: torch's thread count, for the
     summary)."""
     from simfl.experiment.run import RunResult, default_out_dir, eval_columns, versions
+    from simfl.preflight import upload_airtime_warnings
 
     started_s = time.perf_counter()
     check_local_rule(scenario)
@@ -212,5 +213,6 @@ def run_continuous(scenario: Scenario, out_dir: Path | None = None,
     write_models(out_dir, trainer)
     summary = recorder.finish(sim.now_s, sim.n_events, sim.events if scenario.run.events else None,
                               {**probe.counts, **loop.summary(), "torch_threads": threads,
-                               "warnings": loop.warnings()})
+                               "warnings": upload_airtime_warnings(scenario, ctx.model_bytes)
+                               + loop.warnings()})
     return RunResult(out_dir, summary, recorder.outcomes, trainer.params)

@@ -17,10 +17,11 @@ import simpy
 
 from simfl.algorithms import build_aggregator, build_sampler
 from simfl.algorithms.server_optimizers import Transform, build_server_optimizer
-from simfl.core.config import IdealChannel, LrSchedule, Scenario
+from simfl.core.config import LrSchedule, Scenario
 from simfl.core.errors import ConfigError
 from simfl.core.registry import registry
 from simfl.core.rng import RngTree
+from simfl.experiment.devices import client_speeds
 from simfl.experiment.probe import RunProbe
 from simfl.experiment.trainer import NullTrainer, Trainer
 from simfl.metrics.rundir import write_csv
@@ -124,14 +125,13 @@ def build_simulation(ctx: BuildContext, online) -> Simulation:
     """The timing half of the run: devices, links, MAC, batteries, the round protocol."""
     scenario, rngs = ctx.scenario, ctx.rngs
     task, net_cfg, server = scenario.task, scenario.network, scenario.server
-    compute = scenario.population.compute
-    speeds = compute.median_samples_per_s * np.exp(
-        compute.sigma * rngs.stream("population/compute").standard_normal(task.n_clients))
+    speeds, compute_w = client_speeds(scenario, rngs)
     env = simpy.Environment()
     links, radio_map, mobility = build_links(scenario, rngs)
     energy = build_energy_source(task.n_clients, scenario.population.battery,
                                  scenario.population.energy, rngs,
                                  _nominal_rate_bps(net_cfg.uplink))
+    energy.power.compute_w_by_client = compute_w
     return Simulation(
         rngs=rngs, n_samples=ctx.n_samples,
         work_samples=np.asarray(task.work_samples(ctx.n_samples), dtype=float),
@@ -214,7 +214,9 @@ def build_client_sampler(ctx: BuildContext, probe: RunProbe):
 
 def _nominal_rate_bps(channel) -> float:
     """The bit rate of ``channel``'s rate model at its configured SNR, without fading."""
-    return 8.0 / build_link(IdealChannel(rate=channel.rate)).transmit(0.0, 1, None).airtime_s
+    from simfl.preflight.airtime import nominal_rate_bps
+
+    return nominal_rate_bps(channel)
 
 
 def _model_bytes(task) -> int:

@@ -28,7 +28,7 @@ from simfl.experiment.threads import torch_threads
 from simfl.metrics.recorder import TABLES, RunRecorder
 from simfl.metrics.run_lock import RunLock
 from simfl.metrics.rundir import EVAL_COLUMNS, check_tables, fresh_run_dir
-from simfl.preflight import preflight
+from simfl.preflight import preflight, upload_airtime_warnings
 from simfl.sim.radio.radio_map import client_table
 
 
@@ -149,6 +149,7 @@ class _Run:
         self.scenario = scenario
         check_local_rule(scenario)
         ctx = self.ctx = build_context(scenario)
+        self.airtime = upload_airtime_warnings(scenario, ctx.model_bytes)
         online = build_online(ctx)
         self.sim = build_simulation(ctx, online)
         trainer = build_trainer(ctx, online)
@@ -209,7 +210,7 @@ class _Run:
         recorder.clients(client_table(sim.battery.table(), sim.radio_map))
         write_mobility(self.out_dir, sim.mobility)
         extra = {**self.probe.counts, "torch_threads": threads,
-                 "warnings": self.probe.warnings + self.loop.warnings()}
+                 "warnings": self.airtime + self.probe.warnings + self.loop.warnings()}
         if self.saved is not None:
             extra["resumed_after_round"] = replay
         write_models(self.out_dir, self.trainer)  # before summary.json: a finished run has them

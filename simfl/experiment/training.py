@@ -181,7 +181,8 @@ class ModelTrainer:
                 "n_trained": self.n_trained, "stepped": self.stepped,
                 "waiting_for": self.waiting_for, "diverged": self.diverged,
                 "sessions": self.sessions.snapshot(), "best": self.best.snapshot(),
-                "client_buffers": getattr(self.compute.net, "client_buffers", None)}
+                "client_buffers": getattr(self.compute.net, "client_buffers", None),
+                "local_optimizer": self.executor.kept}
 
     def restore(self, state: dict[str, Any]) -> None:
         self.params, self.agg_state = state["params"], state["agg_state"]
@@ -189,7 +190,7 @@ class ModelTrainer:
         self.versions, self.accuracy = state["versions"], state["accuracy"]
         self._n_timed_evals, self.n_trained = state["n_timed_evals"], state["n_trained"]
         self.stepped, self.waiting_for = state["stepped"], state["waiting_for"]
-        self.diverged = state.get("diverged")
+        self.diverged, self.executor.kept = state.get("diverged"), state.get("local_optimizer", {})
         self.sessions.restore(state["sessions"])
         self.best.restore(state["best"])
         if state["client_buffers"] is not None:  # FedBN: each client's own buffers

@@ -15,6 +15,7 @@ Import cost: numpy and the timing-side modules only, never torch.
 from __future__ import annotations
 
 from simfl.core.config import Scenario
+from simfl.preflight.airtime import upload_airtime_warnings
 from simfl.preflight.data import check_data, check_labels_exist, check_per_client_lists
 from simfl.preflight.files import check_files
 from simfl.preflight.machine import available_memory
@@ -25,7 +26,7 @@ from simfl.preflight.placement import check_placement
 from simfl.preflight.trace import check_trace
 
 __all__ = [
-    "preflight", "check_sizes", "check_uplink_rate", "check_memory", "estimate_memory",
+    "preflight", "upload_airtime_warnings", "check_sizes", "check_uplink_rate", "check_memory", "estimate_memory",
     "available_memory", "MemoryEstimate", "check_per_client_lists", "check_labels_exist",
     "check_data", "check_files", "check_placement", "check_trace", "MAX_MODEL_BYTES",
     "BYTES_PER_CLIENT",

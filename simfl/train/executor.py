@@ -12,8 +12,10 @@ import torch
 from simfl.core.config import Task
 from simfl.core.records import ClientUpdate, TrainJob
 from simfl.core.rng import RngTree
+from simfl.train.augment import augment_rows, augment_stream
 from simfl.train.data import FederatedData
 from simfl.train.local import Penalty, sample_loss, sgd
+from simfl.train.losses import training_loss
 from simfl.train.minibatch import job_plans
 from simfl.train.models import Net, Params
 from simfl.core.records import SummedUpdates  # noqa: F401  (re-exported)
@@ -36,7 +38,24 @@ class Executor:
         self.x = torch.from_numpy(data.x_train).to(device)
         self.y = torch.from_numpy(data.y_train).to(device)
         self.client_indices = data.client_indices
-        self.loss = sample_loss(task.dataset)
+        self.input_shape = data.input_shape
+        self.loss = training_loss(task, sample_loss(task.dataset))
+        #: each client's kept local-optimiser state (``task.optimizer.state = "per_client"``)
+        self.kept: dict[int, dict] = {}
+
+    def augmenter(self, job: TrainJob) -> Callable[[torch.Tensor], torch.Tensor] | None:
+        """``task.augment`` of ``job``'s plan samples, from the job's own stream, or None."""
+        if self.task.augment is None:
+            return None
+        return functools.partial(augment_rows, input_shape=self.input_shape,
+                                 config=self.task.augment, rng=augment_stream(job, self.rngs))
+
+    def kept_state(self, client: int) -> dict | None:
+        """The slot of ``client``'s kept optimiser state (filled in place by training), or
+        None when the optimiser's state is reset every round."""
+        if self.task.optimizer.state != "per_client":
+            return None
+        return self.kept.setdefault(client, {})
 
     def _randomness(self, job: TrainJob):
         """The block in which ``job`` trains: torch's generators seeded from the job's own
@@ -99,7 +118,9 @@ class InlineExecutor(Executor):
             start = base if own is None else own.client_start(job.client, base)
             with self._randomness(job):
                 local, loss, extra = sgd(self.net, start, self.x, self.y, plan, self.task.lr,
-                                         self.task.weight_decay, job.payload, self.loss, penalty)
+                                         self.task.weight_decay, job.payload, self.loss, penalty,
+                                         self.task.optimizer, self.kept_state(job.client),
+                                         self.augmenter(job))
             if own is not None:
                 own.keep(job.client, local)
             delta = list(local.values())

@@ -78,11 +78,16 @@ Penalty = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 def sgd(net: DenseNet, start: Params, x: torch.Tensor, y: torch.Tensor,
         plan: list[np.ndarray], lr: float, weight_decay: float, payload: Any = None,
         loss: LossFn | None = None, penalty: Penalty | None = None,
+        optimizer: Any = None, opt_state: dict | None = None,
+        augment: Callable[[torch.Tensor], torch.Tensor] | None = None,
         ) -> tuple[Params, float, LocalResult]:
     """The local rule ``payload`` asks for (plain SGD without one), one client, from ``start``.
 
     ``penalty``, if given, is added to each minibatch's mean loss (e.g. distillation,
-    :mod:`simfl.train.distill`). Returns the local model, the mean (unscaled) minibatch
+    :mod:`simfl.train.distill`). ``optimizer`` is ``task.optimizer`` (None: plain SGD);
+    ``opt_state``, if given, is the client's kept optimiser state, read before training
+    and replaced in place after it (``state = "per_client"``). ``augment``, if given,
+    transforms the plan's samples (in plan order) before training. Returns the local model, the mean (unscaled) minibatch
     objective and the update's extras.
 
     The whole plan's samples are gathered once (one index per job; the minibatches are
@@ -94,20 +99,25 @@ def sgd(net: DenseNet, start: Params, x: torch.Tensor, y: torch.Tensor,
     """
     loss = loss or cross_entropy
     # the same mean in one op (and one backward node) for the common case
-    mean_loss = F.cross_entropy if loss is cross_entropy else lambda out, y: loss(out, y).mean()
+    mean_loss = F.cross_entropy if loss is cross_entropy else (
+        loss if getattr(loss, "per_sample", True) is False else lambda out, y: loss(out, y).mean())
     params = {k: v.detach().clone() for k, v in start.items()}
     trainable = getattr(net, "trainable", None)  # a module's buffers get no gradient
     names = list(start) if trainable is None else [k for k in trainable if k in start]
     tensors = [params[k].requires_grad_(True) for k in names]
     forward = getattr(net, "train_forward", net.forward)
     payload = as_payload(payload)
-    plain = payload is None or (type(payload) is SgdPayload and payload.lr_scale is None)
+    plain = (payload is None or (type(payload) is SgdPayload and payload.lr_scale is None)) \
+        and (optimizer is None or optimizer.plain)
     rule = None if plain else StepRule(
-        [payload], {k: v.detach().unsqueeze(0) for k, v in start.items()}, lr, weight_decay)
+        [payload], {k: v.detach().unsqueeze(0) for k, v in start.items()}, lr, weight_decay,
+        optimizer, [len(plan)], [opt_state])
     total = 0.0
     if plan:
         idx = torch.from_numpy(np.concatenate(plan)).to(x.device)
         xs, ys = x[idx], y[idx]
+        if augment is not None:
+            xs = augment(xs)
     end = 0
     for batch in plan:
         begin, end = end, end + len(batch)
@@ -124,6 +134,9 @@ def sgd(net: DenseNet, start: Params, x: torch.Tensor, y: torch.Tensor,
             rule.step(named, value.detach().view(1))
         total += value.item()
     local = {k: v.detach() for k, v in params.items()}
+    if opt_state is not None and plan and rule is not None and rule.optimizer is not None:
+        opt_state.clear()
+        opt_state.update(rule.optimizer.client_state(0))
     extra = LocalResult() if rule is None else rule.extras(
         {k: v.unsqueeze(0) for k, v in local.items()}, [len(plan)])[0]
     return local, total / max(len(plan), 1), extra

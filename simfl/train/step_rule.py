@@ -15,6 +15,7 @@ from simfl.core.errors import ConfigError
 from simfl.core.records import (CVaRPayload, LocalPayload, LocalResult, ProxPayload,
                                 ScaffoldPayload, ScaledSgdPayload, SgdPayload)
 from simfl.train.models import Params
+from simfl.train.optimizers import ClientState, StackedOptimizer
 from simfl.train.rules import RULES, LocalRule, column, per_client
 
 
@@ -67,6 +68,10 @@ class StepRule:
         The stacked start models ``{name: [K, ...]}`` (the prox anchor and SCAFFOLD's x).
     lr, weight_decay
         Step size of the model and L2 weight decay (``task.lr``, ``task.weight_decay``).
+    optimizer, n_steps, saved
+        The local optimiser (``task.optimizer``; None or plain SGD: ``p -= lr * g``), each
+        client's number of steps and kept optimiser state
+        (:class:`simfl.train.optimizers.StackedOptimizer`).
 
     Attributes
     ----------
@@ -76,7 +81,8 @@ class StepRule:
     """
 
     def __init__(self, payloads: Sequence[Any], start: Params, lr: float,
-                 weight_decay: float) -> None:
+                 weight_decay: float, optimizer: Any = None, n_steps: Sequence[int] = (),
+                 saved: Sequence[ClientState | None] | None = None) -> None:
         payloads = self.payloads = [as_payload(p) for p in payloads]
         like = next(iter(start.values()))
         self.start, self.weight_decay = start, weight_decay
@@ -95,6 +101,8 @@ class StepRule:
             if state is not None:
                 self.rules.append((kind, rule, state))
         self.terms = [(rule, state) for _, rule, state in self.rules if rule.adds_term]
+        self.optimizer = None if optimizer is None or optimizer.plain else StackedOptimizer(
+            optimizer, start, self.step_sizes, n_steps, saved or [None] * len(payloads))
 
     def coefficients(self, losses: torch.Tensor) -> torch.Tensor | None:
         """Multiplier of each active client's loss gradient (``losses``: its K_t losses),
@@ -110,7 +118,8 @@ class StepRule:
     def gradient_only(self) -> bool:
         """True when a step is ``p -= lr * g`` (no weight decay, proximal term or
         correction), so a caller may fuse it into the matmul that makes g."""
-        return not self.weight_decay and not self.terms and self.lr is not None
+        return (not self.weight_decay and not self.terms and self.lr is not None
+                and self.optimizer is None)
 
     def step(self, named: Sequence[tuple[str, torch.Tensor, torch.Tensor]],
              losses: torch.Tensor) -> None:
@@ -140,13 +149,17 @@ class StepRule:
             g.add_(p, alpha=self.weight_decay)
         for rule, state in self.terms:
             rule.term(state, name, p, g)
-        if self.lr is None:
+        if self.optimizer is not None:
+            self.optimizer.descend(name, p, g)
+        elif self.lr is None:
             p.sub_(g.mul_(per_client(self.lr_k[:k_t], p)))
         else:
             p.sub_(g, alpha=self.lr)
 
     def advance(self, losses: torch.Tensor) -> None:
         """The rules' own state after a step (CVaR's t) of the clients with ``losses``."""
+        if self.optimizer is not None:
+            self.optimizer.advance(len(losses))
         self.rules = [(kind, rule, rule.advance(state, losses))
                       for kind, rule, state in self.rules]
 

@@ -32,6 +32,9 @@ SUITES = {
     "mobility": ("contracts/test_radio_memory_contracts.py", 'kinds("mobility")'),
     "server_optimizers": ("contracts/test_server_optimizer_contracts.py",
                           'kinds("server_optimizers")'),
+    "local_optimizers": ("contracts/test_local_optimizer_contracts.py",
+                         'kinds("local_optimizers")'),
+    "step_schedules": ("contracts/test_local_optimizer_contracts.py", 'kinds("step_schedules")'),
 }
 
 

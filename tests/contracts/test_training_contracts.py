@@ -36,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+import simfl
 import torch
 
 from simfl.core.config import (Blobs, Cifar10, Cifar100, Idx, Iid, Leaf, Logreg, Native, Npz,
@@ -71,6 +73,7 @@ def _made(name: str, make) -> str:
 
 
 DATASET_CASES = {
+    "arrays": lambda: simfl.ArrayData(*npz_arrays().values()),
     "idx": lambda: Idx(path=_made("idx", mnist_folder)),
     "cifar10": lambda: Cifar10(path=_made("cifar10", cifar_folder)),
     "cifar100": lambda: Cifar100(path=_made("cifar100", lambda p: cifar_folder(p, hundred=True))),

@@ -32,7 +32,8 @@ class Energy(Node):
     ns3-fl's fitted models) and no idle drain. A round's ``energy_j`` (rounds.csv) is
     what its work used (download, compute, waiting for medium access, upload), from the
     battery or, when plugged in, from the charger. Not modelled: radio tail energy after
-    a transfer, rate-dependent radio power, DVFS (power depending on the CPU frequency).
+    a transfer, rate-dependent radio power. DVFS (computing power kappa f^3 from the
+    CPU clock f) is set in ``population.compute.cpu_hz`` and replaces ``compute_w``.
     Bounds: each power at most 10 kW, each per-bit energy at most 1 J/bit.
     """
 

@@ -66,6 +66,10 @@ class Scenario(Node):
             require(getattr(sampler, "feature", None) != "oracle", "server.sampler.feature",
                     "oracle", f"'logit' or 'update' with task.dataset = {dataset.kind!r} (label "
                     "histograms need a classification data set)")
+        optimizer = self.task.optimizer
+        require(self.server.algorithm.local_rule != "scaffold" or optimizer.plain,
+                "task.optimizer.kind", optimizer.kind, "plain sgd (no momentum, constant step) "
+                "with SCAFFOLD (its control update (w_t - y) / (K lr) assumes plain SGD steps)")
         if self.server.algorithm.wants_late:  # FedAR late_policy = "store"
             require(self.network.mac.kind == "ideal", "network.mac.kind", self.network.mac.kind,
                     "ideal with server.algorithm.late_policy = 'store' (a shared MAC "

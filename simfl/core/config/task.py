@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
+from simfl.core.config.augment import Augment
 from simfl.core.config.dataset import Dataset, Digits, Quadratic
 from simfl.core.config.checks import MAX_STEP_SIZE, step_size
+from simfl.core.config.local_optimizer import AdamW, LocalOptimizer, Sgd
 from simfl.core.config.model import Mlp, Model
 from simfl.core.config.node import (MAX_CLIENTS, Choice, Node, at_most, non_negative, positive,
                                     require)
 from simfl.core.config.papers import FEDAVG
+
+
+#: a function's import path, ``package.module:function``
+_IMPORT_PATH = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,12 @@ class Task(Node):
     Local work is either ``local_epochs`` passes over the client's data or
     ``local_steps`` minibatch steps; one epoch when neither is given. ``lr`` is in
     (0, 1000] and ``weight_decay`` in [0, 1000]: a larger step overflows training.
+    ``weight_decay`` is L2 decay added to the gradient (``torch.optim``'s coupled
+    ``weight_decay``); ``optimizer`` is the local optimiser (plain SGD by default,
+    :mod:`simfl.core.config.local_optimizer`). ``loss`` is ``cross_entropy`` (with
+    ``label_smoothing``) or the import path ``"package.module:function"`` of a function
+    ``fn(logits, targets) -> scalar tensor`` (the minibatch's mean loss); ``augment``
+    randomly crops and flips the training images (:class:`Augment`).
     """
 
     exclusive = (("local_epochs", "local_steps"),)
@@ -97,6 +110,10 @@ class Task(Node):
     local_steps: int | None = None
     lr: float = 0.05
     weight_decay: float = 0.0
+    optimizer: LocalOptimizer = Sgd()
+    loss: str = "cross_entropy"
+    label_smoothing: float = 0.0
+    augment: Augment | None = None
     test_fraction: float = 0.2
 
     def validate(self) -> None:
@@ -108,6 +125,20 @@ class Task(Node):
         at_most(self, self.max_local_steps, "local_steps")
         non_negative(self, "weight_decay")
         at_most(self, MAX_STEP_SIZE, "weight_decay", why="a larger decay overflows training")
+        require(not isinstance(self.optimizer, AdamW) or self.weight_decay == 0.0,
+                "weight_decay", self.weight_decay, "0 with task.optimizer = 'adamw' (its own "
+                "weight_decay is the decoupled decay)")
+        require(self.loss == "cross_entropy" or _IMPORT_PATH.fullmatch(self.loss) is not None,
+                "loss", self.loss, "cross_entropy or an import path 'package.module:function'")
+        require(0.0 <= self.label_smoothing < 1.0, "label_smoothing", self.label_smoothing,
+                "a number in [0, 1)")
+        require(not self.label_smoothing or (self.loss == "cross_entropy"
+                                             and self.dataset.loss == "cross_entropy"),
+                "label_smoothing", self.label_smoothing,
+                "0 unless the loss is the built-in cross_entropy on class labels")
+        require(self.augment is None or (len(self.dataset.input_shape()) == 3
+                                         and not self.dataset.tokens), "augment", "a table",
+                "none unless the data set's samples are images (C x H x W)")
         require(0.0 < self.test_fraction < 1.0, "test_fraction", self.test_fraction,
                 "a fraction in (0, 1)")
         require(self.local_epochs is None or self.local_steps is None, "local_steps",

@@ -10,6 +10,8 @@ the same transfer alike, also when a MAC keeps the radio on longer than the airt
 
 from __future__ import annotations
 
+import numpy as np
+
 from simfl.core.config.energy import Energy
 
 
@@ -27,6 +29,9 @@ class PowerModel:
     def __init__(self, energy: Energy, tx_rate_bps: float = 0.0) -> None:
         self.energy = energy
         self.tx_rate_bps = tx_rate_bps
+        #: each client's computing power (W) when it differs by client (DVFS: kappa f^3,
+        #: ``population.compute.cpu_hz``); None: ``energy.compute_w`` for every client
+        self.compute_w_by_client: np.ndarray | None = None
 
     @property
     def idle_w(self) -> float:

@@ -115,6 +115,8 @@ class EnergyMeter:
         self._settle(client)
         self.changes.drop(client)
         power_w, lump_j = self.power.state_w(state, n_bits, airtime_s)
+        if state == "compute" and self.power.compute_w_by_client is not None:
+            power_w = float(self.power.compute_w_by_client[client])
         if lump_j is not None:  # an instantaneous per-bit transfer: a lump
             self._spend_now(client, lump_j)
         if bursts is not None and state in ("tx", "rx"):
@@ -245,5 +247,7 @@ class InfiniteEnergy(EnergyMeter):
         if terms.size:  # a running sum, one term after the other
             self._round_j = float(np.add.accumulate(np.concatenate(([self._round_j], terms)))[-1])
         self.t_ref_s[clients] = now
-        busy.update(dict.fromkeys(ids, new_w))
+        by_client = self.power.compute_w_by_client if state == "compute" else None
+        busy.update(zip(ids, by_client[clients].tolist()) if by_client is not None
+                    else dict.fromkeys(ids, new_w))
 

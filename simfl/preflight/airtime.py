@@ -1,0 +1,32 @@
+"""Whether an update can arrive at all: one upload's airtime against the round deadline.
+
+A warning, not an error: a run in which every upload outlasts the deadline is valid (its
+timing tables are right), but it aggregates nothing, and its accuracy stays the initial
+model's.
+"""
+
+from __future__ import annotations
+
+from simfl.core.config import IdealChannel, Scenario
+
+
+def nominal_rate_bps(channel) -> float:
+    """The bit rate of ``channel``'s rate model at its configured SNR, without fading."""
+    from simfl.sim.links.channel import build_link
+
+    return 8.0 / build_link(IdealChannel(rate=channel.rate)).transmit(0.0, 1, None).airtime_s
+
+
+def upload_airtime_warnings(scenario: Scenario, model_bytes: int) -> list[str]:
+    """One line when a single upload of ``model_bytes`` at the uplink's nominal rate
+    (no losses, retries, contention or computation) already takes longer than
+    ``server.deadline_s``; else none."""
+    deadline_s = scenario.server.deadline_s
+    rate_bps = nominal_rate_bps(scenario.network.uplink)
+    airtime_s = model_bytes * 8.0 / rate_bps
+    if deadline_s is None or airtime_s <= deadline_s:
+        return []
+    return [f"one upload of the model ({model_bytes / 1e6:.3g} MB) takes {airtime_s:.3g} s "
+            f"at the uplink's nominal {rate_bps / 1e6:.3g} Mb/s, longer than server.deadline_s "
+            f"= {deadline_s:g} s: no update can arrive in time (raise the deadline or the "
+            "uplink rate, or use a smaller model)"]

@@ -15,7 +15,7 @@ from simfl.metrics.rundir import read_csv
 from simfl.metrics.invariants import check_energy
 from simfl.sim.availability.rounds import AlwaysOnline
 from simfl.sim.energy.battery import Batteries
-from simfl.sim.energy.source import InfiniteEnergy
+from simfl.sim.energy.infinite import InfiniteEnergy
 from simfl.sim.links.channel import build_link
 from simfl.sim.simulation import Simulation
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import everyone, make_sim
 from simfl.core.config import CsmaCaMac, Energy, IdealChannel, Network, ShannonRate
 from simfl.core.errors import ConfigError
-from simfl.sim.energy.source import InfiniteEnergy
+from simfl.sim.energy.infinite import InfiniteEnergy
 from simfl.sim.mac.csma.dcf import Dcf
 from simfl.sim.mac.csma.timing import DcfTiming
 

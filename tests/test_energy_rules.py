@@ -10,7 +10,7 @@ import pytest
 from conftest import everyone, make_sim
 from simfl.core.config import Battery, Energy, SlottedAlohaMac, TdmaMac
 from simfl.sim.energy.battery import Batteries
-from simfl.sim.energy.source import InfiniteEnergy
+from simfl.sim.energy.infinite import InfiniteEnergy
 from simfl.sim.mac.kinds import build_mac
 from simfl.sim.rounds import clocked as clocked_round
 from simfl.sim.rounds import fast as fast_round

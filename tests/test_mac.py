@@ -217,7 +217,7 @@ def test_server_side_never_reads_the_relay_probabilities(tiny_scenario, tmp_path
 # ---- TDMA energy: waiting for the slot costs idle power, transmitting costs the airtime
 
 def _tdma_energy_sim(energy, mode):
-    from simfl.sim.energy.source import InfiniteEnergy
+    from simfl.sim.energy.infinite import InfiniteEnergy
 
     # three clients, 0.25 s of airtime each, frames of 3 x 0.1 s slots from t = 0
     return with_mac(make_sim(n_clients=3, compute_s=(0.0,), upload_s=0.25, deadline_s=10.0,
@@ -302,7 +302,7 @@ def test_aloha_smallest_access_probability_runs_without_overflow():
 def _granted_in_turn(data_phase, channels=1, energy=None, deadline_s=10.0):
     """Clients ready at 0, 0.05 and 0.25 s transmit alone in slots 0, 1 and 3 (0.1 s
     slots, access prob 1), so they are granted at 0.1, 0.2 and 0.4 s; uploads take 1 s."""
-    from simfl.sim.energy.source import InfiniteEnergy
+    from simfl.sim.energy.infinite import InfiniteEnergy
 
     battery = None if energy is None else InfiniteEnergy(3, energy)
     sim = make_sim(n_clients=3, compute_s=(0.0, 0.05, 0.25), upload_s=1.0,

@@ -7,7 +7,7 @@ from band_helpers import (MODEL_BYTES, RATE_BPS, arrivals, band_sim, everyone, r
                           with_radio)
 from simfl.cli import main as cli_main
 from simfl.core.config import Energy, OfdmaMac, SlottedAlohaMac
-from simfl.sim.energy.source import InfiniteEnergy
+from simfl.sim.energy.infinite import InfiniteEnergy
 from simfl.sim.radio.band import share_rate_bps
 from simfl.sim.radio.capture import Air
 

@@ -238,7 +238,7 @@ def test_a_device_round_runs_on_its_collaborators_alone():
     from simfl.core.records import EventKind, MissingReason
     from simfl.sim.links.channel import Links, build_link
     from simfl.sim.rounds.device import Devices, device_round
-    from simfl.sim.energy.source import InfiniteEnergy
+    from simfl.sim.energy.infinite import InfiniteEnergy
     from simfl.sim.event_log import EventLog
     from simfl.sim.mac.kinds import build_mac
 
@@ -277,7 +277,7 @@ def test_built_collaborators_are_injected_and_must_share_the_clock():
 
     from simfl.core.config import Energy, SlottedAlohaMac
     from simfl.sim.links.channel import Links
-    from simfl.sim.energy.source import InfiniteEnergy
+    from simfl.sim.energy.infinite import InfiniteEnergy
     from simfl.sim.mac.kinds import build_mac
     from simfl.sim.simulation import Simulation
 

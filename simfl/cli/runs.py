@@ -92,7 +92,7 @@ def _report(command: str, result) -> int:
 
 def cmd_resume(args: argparse.Namespace) -> int:
     from simfl.experiment import resume_run
-    from simfl.experiment.run import saved_scenario
+    from simfl.experiment.checkpoint_check import saved_scenario
     from simfl.metrics.rundir import write_provenance
 
     started_at = time.time()

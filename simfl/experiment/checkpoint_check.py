@@ -5,16 +5,21 @@ tensor's shape and dtype, every record's class and every field's type; the check
 must match it wherever the template has a value (a model-shaped dict anywhere else must
 match the model), hold no NaN or infinite tensor, and carry a journal, a fingerprint and
 recorder totals of the right kinds. A resumed run touches no file before this passed.
+:func:`saved_scenario` reads the scenario a run folder was started with.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import numbers
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
+from simfl.core.config import Scenario
+from simfl.core.errors import SimflError
 from simfl.experiment.checkpoint_codec import CheckpointError
 
 TOP = ("format", "simfl", "scenario", "rounds_done", "fingerprint", "journal", "trainer",
@@ -194,3 +199,20 @@ class _Template:
 
             if saved.is_floating_point() and not bool(torch.isfinite(saved).all()):
                 raise _bad(path, "holds NaN or infinite values")
+
+
+def saved_scenario(run_dir: Path) -> Scenario:
+    """The scenario of the run in ``run_dir``, from its ``config.json``."""
+    path = Path(run_dir) / "config.json"
+    try:
+        tree = json.loads(path.read_text(encoding="utf-8"))["scenario"]
+        if not isinstance(tree, dict):
+            raise TypeError(f"its scenario is a {type(tree).__name__}, not an object")
+        scenario = Scenario.from_dict(tree)
+    except SimflError:
+        raise
+    except (OSError, ValueError, LookupError, TypeError, AttributeError, RecursionError) as err:
+        raise CheckpointError(f"cannot read the scenario from {path}: "
+                              f"{' '.join(str(err).split())[:200]}") from None
+    assert isinstance(scenario, Scenario)
+    return scenario

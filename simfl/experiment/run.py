@@ -20,7 +20,7 @@ from simfl.experiment.build import (BuildContext, build_client_sampler, build_co
                                     build_online, build_probe, build_simulation, build_trainer,
                                     check_local_rule, write_mobility)
 from simfl.experiment.checkpoint import CheckpointError
-from simfl.experiment.checkpoint_check import check_state, check_top
+from simfl.experiment.checkpoint_check import check_state, check_top, saved_scenario
 from simfl.experiment.journal import JournaledTrainer
 from simfl.experiment.loop import ProgressFn, RoundLoop
 from simfl.experiment.model_files import write_models
@@ -107,23 +107,6 @@ def resume_run(run_dir: Path | str, progress: ProgressFn | None = None, *,
             return _Run(scenario, started_s, run_dir, resume_from=found).go(progress, chosen)
     finally:
         lock.release()
-
-
-def saved_scenario(run_dir: Path) -> Scenario:
-    """The scenario of the run in ``run_dir``, from its ``config.json``."""
-    path = Path(run_dir) / "config.json"
-    try:
-        tree = json.loads(path.read_text(encoding="utf-8"))["scenario"]
-        if not isinstance(tree, dict):
-            raise TypeError(f"its scenario is a {type(tree).__name__}, not an object")
-        scenario = Scenario.from_dict(tree)
-    except SimflError:
-        raise
-    except (OSError, ValueError, LookupError, TypeError, AttributeError, RecursionError) as err:
-        raise CheckpointError(f"cannot read the scenario from {path}: "
-                              f"{' '.join(str(err).split())[:200]}") from None
-    assert isinstance(scenario, Scenario)
-    return scenario
 
 
 def eval_columns(ctx: BuildContext) -> tuple[str, ...]:

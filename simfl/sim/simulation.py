@@ -33,7 +33,8 @@ from simfl.sim.mac.access import IdealAccess
 from simfl.sim.links.channel import Link, Links
 from simfl.sim.clock import LateEvents
 from simfl.sim.rounds.device import ComputeTimes, Devices
-from simfl.sim.energy.source import EnergyMeter, InfiniteEnergy
+from simfl.sim.energy.source import EnergyMeter
+from simfl.sim.energy.infinite import InfiniteEnergy
 from simfl.sim.event_log import EventLog, slots_text
 from simfl.sim.mac.kinds import build_mac
 from simfl.sim.rounds.query import run_query
@@ -97,11 +98,8 @@ class Simulation:
             raise ValueError("keep_late needs the ideal MAC (contention is resolved per round)")
         self.env = env = env if env is not None else simpy.Environment()
         self.keep_late, self.radio_map, self.mobility = keep_late, radio_map, mobility
-        self.rngs = rngs
-        self.n_samples = n_samples
-        self.work_samples = work_samples
-        self.model_bytes = model_bytes
-        self.online = online
+        self.rngs, self.n_samples, self.work_samples = rngs, n_samples, work_samples
+        self.model_bytes, self.online = model_bytes, online
         self.n_invites = math.ceil(overcommit * clients_per_round)
         self.clients_per_round = clients_per_round
         self.deadline_s = deadline_s

@@ -15,7 +15,7 @@ rings a step late is charged only what its battery held.
 Assumptions: a device that dies draws nothing until it restarts; a plugged-in device's load
 comes from the charger; a contention transmission (slotted ALOHA) is charged when its slot
 ends, as transmit power over the slot instead of the idle power of waiting. Without a ``Battery`` config the energy is infinite
-(:class:`~simfl.sim.energy.source.InfiniteEnergy`).
+(:class:`~simfl.sim.energy.infinite.InfiniteEnergy`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from simfl.core.rng import RngTree
 from simfl.sim.energy.battery_store import EMPTY_J, BatteryStore
 from simfl.sim.energy.charging import ChargingWindow, NoCharging
 from simfl.sim.clock import clock_delay_s
-from simfl.sim.energy.source import EnergyMeter, InfiniteEnergy
+from simfl.sim.energy.source import EnergyMeter
+from simfl.sim.energy.infinite import InfiniteEnergy
 from simfl.sim.energy.power_model import PowerModel
 
 __all__ = ["EMPTY_J", "Batteries", "build_energy_source"]
@@ -223,7 +224,7 @@ class Batteries(EnergyMeter):
 def build_energy_source(n_clients: int, battery: Battery | None, energy: Energy,
                         rngs: RngTree | None = None, tx_rate_bps: float = 0.0) -> EnergyMeter:
     """The devices' energy source: :class:`Batteries` of config ``battery``, or
-    :class:`~simfl.sim.energy.source.InfiniteEnergy` when it is None."""
+    :class:`~simfl.sim.energy.infinite.InfiniteEnergy` when it is None."""
     if battery is None:
         return InfiniteEnergy(n_clients, energy, tx_rate_bps)
     return Batteries(n_clients, battery, energy, rngs, tx_rate_bps)

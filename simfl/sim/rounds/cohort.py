@@ -16,7 +16,8 @@ import numpy as np
 from simfl.core.records import Arrival, EventKind, Missing, MissingReason
 from simfl.sim.mac.aloha.contention import SlottedAloha
 from simfl.sim.rounds.device import Devices
-from simfl.sim.energy.source import InfiniteEnergy, Work
+from simfl.sim.energy.source import Work
+from simfl.sim.energy.infinite import InfiniteEnergy
 
 Outcome = Arrival | Missing
 _ARRIVED, _GAVE_UP, _LATE, _COLLIDED = range(4)

@@ -28,7 +28,7 @@ import simpy
 from simfl.core.records import Arrival, EventKind, Missing, MissingReason
 from simfl.sim.links.channel import ErasureLink, Link, RayleighLink, Share
 from simfl.sim.rounds.device import DEVICE_FAULTS, Devices
-from simfl.sim.energy.source import InfiniteEnergy
+from simfl.sim.energy.infinite import InfiniteEnergy
 from simfl.sim.links.gilbert_elliott import ContinuousGilbertElliottLink, GilbertElliottLink
 from simfl.sim.mac.access import IdealAccess
 from simfl.sim.mac.aloha.contention import SlottedAloha

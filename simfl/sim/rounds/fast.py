@@ -28,7 +28,7 @@ from simfl.sim.clock import call_at
 from simfl.sim.links.channel import Link
 from simfl.sim.rounds.cohort import run_cohort
 from simfl.sim.rounds.device import Devices
-from simfl.sim.energy.source import InfiniteEnergy
+from simfl.sim.energy.infinite import InfiniteEnergy
 
 # kinds of heap entries, (time, order, kind, client or slot)
 _DOWNLOADED, _COMPUTED, _WAKE, _GRANTED, _REFUSED, _ARRIVED = range(6)

@@ -200,7 +200,7 @@ def test_a_sweep_never_empties_a_run_folder_that_another_process_holds(tmp_path,
     folder.mkdir()
     (folder / "config.json").write_text(json.dumps({"scenario": scenario.to_dict()}))
 
-    def held(_folder):
+    def held(_folder, **_options):
         raise RunInUse(f"{_folder} is in use by another simfl run or resume")
 
     monkeypatch.setattr(checkpoint, "latest", lambda _folder: "round_000001")

@@ -28,7 +28,6 @@ reached the target is left out of that mean and counted in the printed table)::
 """
 
 import argparse
-import math
 from pathlib import Path
 
 import simfl
@@ -49,8 +48,6 @@ QUICK_GRID = {
 }
 SEEDS = "1-3"
 TARGET = 0.8
-#: fewer seeds than this at a point: no band, each seed's value as a cross
-MIN_BAND_SEEDS = 3
 
 
 def scenario() -> simfl.Scenario:
@@ -73,24 +70,14 @@ def scenario() -> simfl.Scenario:
     )
 
 
-def _mean_band(values: list[float]) -> tuple[float, float]:
-    """The mean and the half-width of its 95 % t-interval (0 with one value)."""
-    from simfl.metrics.curves import t_quantile_975
-
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return mean, 0.0
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    return mean, t_quantile_975(n - 1) * sd / math.sqrt(n)
-
-
 def draw(rows: list[dict], out_png: Path) -> None:
     """Round length and time to target against the cell radius (module docstring)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from simfl.metrics.seed_means import plot_seed_means
 
     radius, band, sched, k = GRID.keys()
     ks = sorted({r[k] for r in rows})
@@ -104,22 +91,10 @@ def draw(rows: list[dict], out_png: Path) -> None:
         for row, (label, value) in enumerate(metrics):
             ax = axes[row][col]
             for (b, s), style in zip(lines, styles * 4):
-                xs, means, halves, few = [], [], [], []
-                for r_value in sorted({r[radius] for r in rows}):
-                    got = [value(r) for r in rows if (r[radius], r[band], r[sched], r[k])
-                           == (r_value, b, s, k_value) and value(r) is not None]
-                    if got:
-                        mean, half = _mean_band(got)
-                        xs.append(r_value), means.append(mean)
-                        halves.append(half if len(got) >= MIN_BAND_SEEDS else math.nan)
-                        if len(got) < MIN_BAND_SEEDS:
-                            few += [(r_value, v) for v in got]
-                line, = ax.plot(xs, means, style, label=f"{b / 1e6:g} MHz, {s}")
-                ax.fill_between(xs, [m - h for m, h in zip(means, halves)],
-                                [m + h for m, h in zip(means, halves)],
-                                color=line.get_color(), alpha=0.15, linewidth=0)
-                if few:  # too few seeds for a band: each seed's value
-                    ax.plot(*zip(*few), "x", color=line.get_color(), markersize=5)
+                points = {x: [value(r) for r in rows if value(r) is not None
+                              and (r[radius], r[band], r[sched], r[k]) == (x, b, s, k_value)]
+                          for x in {r[radius] for r in rows}}
+                plot_seed_means(ax, points, style, f"{b / 1e6:g} MHz, {s}")
             ax.set_ylabel(label)
             ax.set_title(f"{k_value} clients per round" if row == 0 else "")
             ax.grid(alpha=0.3)

@@ -52,7 +52,6 @@ in every seed OFDMA's rounds are the shortest, ALOHA's next, and TDMA's the long
 """
 
 import argparse
-import math
 from pathlib import Path
 
 import simfl
@@ -73,8 +72,6 @@ GRID = {"network.mac": MACS, "server.clients_per_round": [5, 10, 20, 40]}
 QUICK_GRID = {"network.mac": MACS, "server.clients_per_round": [5]}
 SEEDS = "1-5"
 TARGET = 0.8
-#: fewer seeds than this at a point: no band, each seed's value as a cross
-MIN_BAND_SEEDS = 3
 
 
 def scenario() -> simfl.Scenario:
@@ -94,18 +91,6 @@ def scenario() -> simfl.Scenario:
     )
 
 
-def _mean_band(values: list[float]) -> tuple[float, float]:
-    """The mean and the half-width of its 95 % t-interval (0 with one value)."""
-    from simfl.metrics.curves import t_quantile_975
-
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return mean, 0.0
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    return mean, t_quantile_975(n - 1) * sd / math.sqrt(n)
-
-
 def _round_length_s(row: dict) -> float:
     return row["sim_time_s"] / max(row["rounds"], 1)
 
@@ -121,6 +106,8 @@ def draw(rows: list[dict], out_png: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from simfl.metrics.seed_means import plot_seed_means
+
     k = "server.clients_per_round"
     metrics = (("mean round length (s)", _round_length_s),
                (f"time to {TARGET:.0%} accuracy (s)", lambda r: r["time_to_target_s"]))
@@ -129,22 +116,10 @@ def draw(rows: list[dict], out_png: Path) -> None:
     macs = [m["kind"] for m in MACS if any(_mac(r) == m["kind"] for r in rows)]
     for ax, (label, value) in zip(axes, metrics):
         for mac, style in zip(macs, styles):
-            xs, means, halves, few = [], [], [], []
-            for k_value in sorted({r[k] for r in rows}):
-                got = [value(r) for r in rows if (_mac(r), r[k]) == (mac, k_value)
-                       and value(r) is not None]
-                if got:
-                    mean, half = _mean_band(got)
-                    xs.append(k_value), means.append(mean)
-                    halves.append(half if len(got) >= MIN_BAND_SEEDS else math.nan)
-                    if len(got) < MIN_BAND_SEEDS:
-                        few += [(k_value, v) for v in got]
-            line, = ax.plot(xs, means, style, label=LABELS[mac])
-            ax.fill_between(xs, [m - h for m, h in zip(means, halves)],
-                            [m + h for m, h in zip(means, halves)],
-                            color=line.get_color(), alpha=0.15, linewidth=0)
-            if few:  # too few seeds for a band: each seed's value
-                ax.plot(*zip(*few), "x", color=line.get_color(), markersize=5)
+            points = {k_value: [value(r) for r in rows if (_mac(r), r[k]) == (mac, k_value)
+                                and value(r) is not None]
+                      for k_value in {r[k] for r in rows}}
+            plot_seed_means(ax, points, style, LABELS[mac])
         ax.set_xlabel("clients per round")
         ax.set_ylabel(label)
         ax.set_xticks(sorted({r[k] for r in rows}))

@@ -1,0 +1,51 @@
+"""A study's summary figure: one value per run, the mean over seeds at each x with its band.
+
+Studies that sweep a grid (``scenarios/cell_edge.py``, ``scenarios/wifi_vs_cellular.py``)
+draw, for each line, the mean over seeds of a per-run value (round length, time to
+target) at each x. Like ``simfl plot``, a point with fewer than :data:`MIN_BAND_SEEDS`
+values gets no band (a t-band over two seeds spans most of the axis): each seed's value
+is drawn as a cross instead.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from simfl.metrics.curves import t_quantile_975
+
+#: fewer seeds than this at a point: no band, each seed's value as a cross
+MIN_BAND_SEEDS = 3
+
+
+def mean_band(values: Sequence[float]) -> tuple[float, float]:
+    """The mean of ``values`` and the half-width of its 95 % t-interval (0 for one value)."""
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, 0.0
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
+    return mean, t_quantile_975(n - 1) * sd / math.sqrt(n)
+
+
+def plot_seed_means(ax: Any, points: dict[float, list[float]], style: str, label: str) -> None:
+    """Draw one line on the matplotlib axes ``ax``: at each x of ``points`` (x -> the
+    seeds' values; an x without values is skipped) the mean, a 95 % t-band where there
+    are at least :data:`MIN_BAND_SEEDS` values, and each value as a cross where fewer."""
+    xs, means, halves, few = [], [], [], []
+    for x in sorted(points):
+        values = points[x]
+        if not values:
+            continue
+        mean, half = mean_band(values)
+        xs.append(x)
+        means.append(mean)
+        halves.append(half if len(values) >= MIN_BAND_SEEDS else math.nan)
+        if len(values) < MIN_BAND_SEEDS:
+            few += [(x, v) for v in values]
+    line, = ax.plot(xs, means, style, label=label)
+    ax.fill_between(xs, [m - h for m, h in zip(means, halves)],
+                    [m + h for m, h in zip(means, halves)],
+                    color=line.get_color(), alpha=0.15, linewidth=0)
+    if few:
+        ax.plot(*zip(*few), "x", color=line.get_color(), markersize=5)

@@ -1,16 +1,13 @@
 """Where the devices' energy comes from, and the meter of what their round work spends.
 
-:class:`InfiniteEnergy` is the source without a store: it meters the energy of round
-work (rx, compute, tx, and waiting for medium access) and never stops a device. The
-finite source, :class:`simfl.sim.energy.battery.Batteries`, meters the same way and adds the
-stored energy, depletion and charging. Devices talk to either through the same calls:
-:meth:`~EnergyMeter.begin` a round's work, :meth:`~EnergyMeter.switch` state,
-:meth:`~EnergyMeter.end` it; a contention MAC charges its transmissions through
-:meth:`~EnergyMeter.charge_transmissions`.
-
-Power is piecewise constant: each device at work draws the power of its state from its
-last state change (``t_ref_s``) on, and the energy is settled at the next change (and
-at each passed change of :mod:`~simfl.sim.energy.power_changes`). Work outside a round (a sampler's query exchange, never begun) is not charged.
+:class:`InfiniteEnergy` is the source without a store: it meters round work (rx, compute, tx,
+waiting for medium access) and never stops a device. :class:`~simfl.sim.energy.battery.Batteries`
+meters the same way and adds the stored energy, depletion and charging. Devices use the same
+calls with either: :meth:`~EnergyMeter.begin` a round's work, :meth:`~EnergyMeter.switch` state,
+:meth:`~EnergyMeter.end` it; a MAC charges :meth:`~EnergyMeter.charge_transmissions`.
+Power is piecewise constant: each device at work draws the power of its state from its last
+state change (``t_ref_s``) on, settled at the next change (and at each passed change of
+:mod:`~simfl.sim.energy.power_changes`). Work outside a round (a query exchange) is not charged.
 """
 
 from __future__ import annotations
@@ -187,6 +184,10 @@ class InfiniteEnergy(EnergyMeter):
 
     def __init__(self, n_clients: int, energy: Energy, tx_rate_bps: float = 0.0) -> None:
         super().__init__(n_clients, PowerModel(energy, tx_rate_bps))
+
+    def spend(self, client: int, energy_j: float) -> None:
+        """Charge ``client`` (at work) ``energy_j`` now, over its state's power (a MAC's lump)."""
+        self._spend_now(client, energy_j)
 
     # ---- for a loop that runs a round's events itself (no lumps, no waits, its own time)
 

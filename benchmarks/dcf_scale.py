@@ -57,7 +57,7 @@ def measure(n: int, update_bytes: int, retry_limit: int | None, profile: str | N
         start, cpu = time.perf_counter(), time.process_time()
         if prof:
             prof.enable()
-        summary = run_scenario(scenario, out).summary
+        run_scenario(scenario, out)
         if prof:
             prof.disable()
             prof.dump_stats(profile)
@@ -66,15 +66,19 @@ def measure(n: int, update_bytes: int, retry_limit: int | None, profile: str | N
             rows = list(csv.DictReader(f))
         with open(out / "clients.csv") as f:
             clients = list(csv.DictReader(f))
+        with open(out / "rounds.csv") as f:
+            rounds = list(csv.DictReader(f))
     successes = sum(int(r["successes"]) for r in rows)
     collisions = sum(int(r.get("collision_slots") or 0) for r in rows)
     busy = successes + collisions
-    arrived = summary.get("aggregated_updates")
     return {"stations": n, "update_bytes": update_bytes, "retry_limit": retry_limit,
             "wall_s": round(wall_s, 3), "cpu_s": round(cpu_s, 3),
             "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "busy_periods": busy, "successes": successes, "collisions": collisions,
-            "busy_per_s": round(busy / wall_s), "arrived": arrived,
+            "busy_per_s": round(busy / wall_s),
+            "busy_per_cpu_s": round(busy / cpu_s),
+            "received": sum(int(r["n_received"]) for r in rounds),
+            "collided": sum(int(r["n_collided"]) for r in rounds),
             "energy_j": sum(float(c.get("energy_j") or 0) for c in clients)}
 
 

@@ -15,7 +15,7 @@ A generator that is not numpy's (a test's script of draws) is called once per dr
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, SupportsInt
 
 import numpy as np
 
@@ -28,7 +28,7 @@ BLOCK = 4096
 class Draws(Protocol):
     """What the DCF needs of a generator: ``integers(low, high)``."""
 
-    def integers(self, low: int, high: int) -> object: ...
+    def integers(self, low: int, high: int) -> SupportsInt: ...
 
 
 class Backoffs:
@@ -43,7 +43,7 @@ class Backoffs:
     def draw(self, window: int) -> int:
         """A backoff uniform on 0 .. ``window`` - 1 (``window`` in 1 .. 2**32)."""
         if not self._block:
-            return int(self.rng.integers(0, window))  # type: ignore[call-overload]
+            return int(self.rng.integers(0, window))
         if window == 1:
             return 0
         product = self._word() * window

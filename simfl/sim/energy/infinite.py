@@ -22,6 +22,10 @@ class InfiniteEnergy(EnergyMeter):
     def __init__(self, n_clients: int, energy: Energy, tx_rate_bps: float = 0.0) -> None:
         super().__init__(n_clients, PowerModel(energy, tx_rate_bps))
 
+    def spend(self, client: int, energy_j: float) -> None:
+        """Charge ``client`` (at work) ``energy_j`` now, over its state's power (a MAC's lump)."""
+        self._spend_now(client, energy_j)
+
     # ---- for a loop that runs a round's events itself (no lumps, no waits, its own time)
 
     def move(self, client: int, now_s: float, power_w: float) -> None:

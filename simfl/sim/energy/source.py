@@ -3,14 +3,15 @@
 :class:`~simfl.sim.energy.infinite.InfiniteEnergy` is the source without a store: it
 meters the energy of round work (rx, compute, tx, and waiting for medium access) and never
 stops a device. The finite source, :class:`simfl.sim.energy.battery.Batteries`, meters the
-same way and adds the stored energy, depletion and charging. Devices talk to either through the same calls:
-:meth:`~EnergyMeter.begin` a round's work, :meth:`~EnergyMeter.switch` state,
+same way and adds the stored energy, depletion and charging. Devices use the same calls
+with either: :meth:`~EnergyMeter.begin` a round's work, :meth:`~EnergyMeter.switch` state,
 :meth:`~EnergyMeter.end` it; a contention MAC charges its transmissions through
 :meth:`~EnergyMeter.charge_transmissions`.
 
 Power is piecewise constant: each device at work draws the power of its state from its
 last state change (``t_ref_s``) on, and the energy is settled at the next change (and
-at each passed change of :mod:`~simfl.sim.energy.power_changes`). Work outside a round (a sampler's query exchange, never begun) is not charged.
+at each passed change of :mod:`~simfl.sim.energy.power_changes`). Work outside a round
+(a sampler's query exchange, never begun) is not charged.
 """
 
 from __future__ import annotations

@@ -14,6 +14,14 @@ at the end every contender goes back to ``idle`` (DIFS and idle slots). A transm
 RTS/CTS exchange is charged as its sending time (RTS and DATA) then its receiving time,
 in that order: the same energy as the true interleaving. A station joining during a busy
 period is charged ``idle`` until it ends.
+
+With infinite energy the radio states are not switched at all: :mod:`~simfl.sim.mac.csma.airtime`
+sums each station's sending and receiving time and charges it once, when it leaves the DCF
+(the same energy, up to float rounding). The medium then runs ahead of the clock: busy periods
+that end before the clock's next event are settled back to back in one call, their times
+computed with the clock's own float steps, and only a busy period that ends an upload, or
+reaches the next event, goes on the clock. A meter with batteries (a device's death time
+depends on when its power changes) keeps the switch at every busy period, on the clock.
 """
 
 from __future__ import annotations
@@ -29,10 +37,11 @@ from simfl.core.config.csma import CsmaCaMac
 from simfl.core.config.rate import FixedRate
 from simfl.core.records import MacSlots
 from simfl.core.rng import RngTree
-from simfl.sim.energy.source import EnergyMeter
+from simfl.sim.energy.source import EnergyMeter, InfiniteEnergy
 from simfl.sim.links.channel import Link
 from simfl.sim.mac.access import IdealAccess, OnTransmit
-from simfl.sim.mac.csma.dcf import Busy, Dcf
+from simfl.sim.mac.csma.airtime import Airtime, Ongoing
+from simfl.sim.mac.csma.dcf import Busy, Dcf, Ended
 from simfl.sim.mac.csma.tally import DcfTally
 from simfl.sim.mac.csma.timing import DcfTiming
 
@@ -54,6 +63,8 @@ class CsmaCa(IdealAccess):
         super().__init__(cfg, env, rngs, n_clients, on_transmit)
         self.update_bytes = _ONE_MPDU
         self.switch: Switch | None = None
+        self.airtime: Airtime | None = None  # sums of radio time (infinite energy)
+        self.spend: Callable[[int, float], None] | None = None
         self._rate(cfg.phy_rate_bps or FixedRate().rate_bps)
         self._round = -1
         self._waiting: dict[int, simpy.Event] = {}
@@ -71,6 +82,12 @@ class CsmaCa(IdealAccess):
             rate = uplink.cfg.rate
             assert isinstance(rate, FixedRate), "checked by the network's config"
             self._rate(rate.rate_bps)
+        self.airtime = self.spend = None
+        if isinstance(energy, InfiniteEnergy):  # sums, charged once per station
+            rate_bps, power = self.timing.rate_bps, energy.power
+            self.airtime = Airtime(power.state_w("tx", rate_bps, 1.0)[0],
+                                   power.state_w("rx", rate_bps, 1.0)[0], power.idle_w)
+            self.switch, self.spend = None, energy.spend
 
     # ---- the round and the device's calls
 
@@ -92,6 +109,8 @@ class CsmaCa(IdealAccess):
         bits = payload if self.update_bytes == _ONE_MPDU else 8 * self.update_bytes
         n_mpdus = max(1, math.ceil(bits / payload))
         self.dcf.join(client, self.env.now, n_mpdus, bits - (n_mpdus - 1) * payload)
+        if self.airtime is not None:
+            self.airtime.join(client)
         event = self._waiting[client] = self.env.event()
         self._schedule()
         return event
@@ -101,8 +120,14 @@ class CsmaCa(IdealAccess):
         an interrupted upload keeps the device's reason (``late`` at the deadline)."""
         self._waiting.pop(client, None)
         if self.dcf.leave(client, self.env.now):
+            self._charge(client)
             self._schedule()
         return False
+
+    def _charge(self, client: int) -> None:
+        """Charge ``client``'s summed radio time (it leaves the DCF now)."""
+        if self.airtime is not None and self.spend is not None:
+            self.spend(client, self.airtime.extra_j(client, float(self.env.now)))
 
     # ---- the medium on the clock
 
@@ -119,10 +144,57 @@ class CsmaCa(IdealAccess):
     def _start(self, gen: int) -> None:
         if gen != self._wake_gen or self.dcf.busy is not None:
             return  # superseded by a later schedule
+        if self.switch is None:
+            self._run_ahead()
+            return
         busy = self.dcf.start_busy()
-        if self.switch is not None:
-            self._charge_start(busy)
+        self._charge_start(busy)
         self.env.timeout(busy.busy_s).callbacks.append(lambda _: self._end())
+
+    def _run_ahead(self) -> None:
+        """Settle busy periods back to back while they end before the clock's next event.
+
+        ``clock`` is what the clock would read at each step (the same float sums as the
+        timeouts). The loop stops at a busy period that ends an upload, or at a time it
+        cannot reach before the next event or in one exact step from now (``t`` with
+        ``now + (t - now) == t``), and goes on from there on the clock."""
+        env, dcf, airtime = self.env, self.dcf, self.airtime
+        now, horizon = float(env.now), env.peek()
+        clock = now
+        while True:
+            busy = dcf.start_busy()
+            end = clock + busy.busy_s
+            if airtime is not None:
+                airtime.busy(busy.stations, busy.sent_s, busy.busy_s)
+            if not (end < horizon and now + (end - now) == end):
+                if airtime is not None:
+                    airtime.ongoing = Ongoing(clock, end, dict(zip(busy.stations, busy.sent_s)))
+                if clock == now:
+                    self._end_after(busy.busy_s)
+                else:
+                    self._at(clock, functools.partial(self._end_after, busy.busy_s))
+                return
+            ended = dcf.end_busy()
+            clock = end
+            if ended.done or ended.dropped:
+                self._at(clock, functools.partial(self._finish, ended))
+                return
+            t_s = dcf.next_start_s()
+            assert t_s is not None, "stations still contend"
+            start = clock + max(0.0, t_s - clock)
+            if not (start < horizon and now + (start - now) == start):
+                self._at(clock, lambda _: self._schedule())
+                return
+            clock = start
+
+    def _end_after(self, busy_s: float, _event: simpy.Event | None = None) -> None:
+        self.env.timeout(busy_s).callbacks.append(lambda _: self._end())
+
+    def _at(self, t_s: float, callback: Callable[[simpy.Event], None]) -> None:
+        """Call ``callback`` at clock time ``t_s`` (reached exactly in one step)."""
+        delay = t_s - float(self.env.now)
+        assert self.env.now + delay == t_s, "run ahead only to times one step reaches"
+        self.env.timeout(delay).callbacks.append(callback)
 
     def _charge_start(self, busy: Busy) -> None:
         """Transmitters send, then receive; the other contenders overhear the period."""
@@ -148,9 +220,17 @@ class CsmaCa(IdealAccess):
 
     def _end(self) -> None:
         ended = self.dcf.end_busy()
+        if self.airtime is not None:
+            self.airtime.ongoing = None
         if self.switch is not None:
             for client in self._waiting:
                 self.switch(client, "idle", 0.0, 0.0)
+        self._finish(ended)
+
+    def _finish(self, ended: Ended, _event: simpy.Event | None = None) -> None:
+        """Stations done or dropped at the end of a busy period; schedule the next one."""
+        for client in ended.done + ended.dropped:
+            self._charge(client)
         for client in ended.done:
             self._waiting.pop(client).succeed(True)
         for client in ended.dropped:

@@ -20,9 +20,8 @@ import heapq
 import math
 from typing import NamedTuple
 
-import numpy as np
-
 from simfl.core.config.csma import CsmaCaMac
+from simfl.sim.mac.csma.backoff import Backoffs, Draws
 from simfl.sim.mac.csma.tally import DcfTally
 from simfl.sim.mac.csma.timing import DcfTiming
 
@@ -56,7 +55,7 @@ class Dcf:
     ``cfg.mpdu_payload_bytes``).
     """
 
-    def __init__(self, cfg: CsmaCaMac, timing: DcfTiming, rng: np.random.Generator) -> None:
+    def __init__(self, cfg: CsmaCaMac, timing: DcfTiming, rng: Draws) -> None:
         self.cfg, self.timing, self.rng = cfg, timing, rng
         self.full_bits = 8 * cfg.mpdu_payload_bytes
         self.tally = DcfTally(timing)
@@ -70,6 +69,18 @@ class Dcf:
         self._joins = 0
         self._heap: list[tuple[int, int]] = []  # (target, station); stale entries skipped
         self.busy: Busy | None = None
+        #: contention window by collisions of the MPDU (the last one for all beyond)
+        self._windows = [min(cfg.cw_min * 2 ** r, cfg.cw_max) for r in range(41)]
+        self._frames: dict[int, tuple[float, float, float, float]] = {}  # by payload bits
+
+    @property
+    def rng(self) -> Draws:
+        """The generator of the backoffs (a new one starts a fresh block of draws)."""
+        return self._backoffs.rng
+
+    @rng.setter
+    def rng(self, rng: Draws) -> None:
+        self._backoffs = Backoffs(rng)
 
     # ---- stations
 
@@ -118,28 +129,43 @@ class Dcf:
         """Start the next busy period (:meth:`next_start_s` must be due)."""
         t_s = self.next_start_s()
         assert t_s is not None, "a busy period needs a contender"
-        first = self._heap[0][0]
+        heap, target = self._heap, self.target
+        first = heap[0][0]
         stations = []
-        while self._heap and self._heap[0][0] == first:
-            target, station = heapq.heappop(self._heap)
-            if self.target.get(station) == target:
+        while heap and heap[0][0] == first:
+            station = heapq.heappop(heap)[1]
+            if target.get(station) == first:
                 stations.append(station)
+                del target[station]  # transmitting: no backoff until the exchange ends
         stations.sort()
-        bits = [self._bits(s) for s in stations]
-        timing, success = self.timing, len(stations) == 1
+        left, last_bits, full = self.left, self.last_bits, self.full_bits
+        bits = [last_bits[s] if left[s] == 1 else full for s in stations]
         sent: tuple[float, ...]
+        success = len(stations) == 1
         if success:
-            busy_s, sent = timing.success_busy_s(bits[0]), (timing.sent_s(bits[0]),)
+            busy_s, sent_s, _, _ = self._frame(bits[0])
+            sent = (sent_s,)
         else:
-            busy_s = timing.collision_busy_s(max(bits))
-            sent = tuple(timing.collided_sent_s(b) for b in bits)
-        self.tally.busy(first, success, busy_s + timing.difs_s, bits[0] if success else 0)
-        self.idle_count, self.t0_s = first, t_s + busy_s + timing.difs_s
-        for station in stations:
-            del self.target[station]  # transmitting: no backoff until the exchange ends
+            busy_s = self._frame(max(bits))[3]
+            sent = tuple([self._frame(b)[2] for b in bits])
+        difs_s = self.timing.difs_s
+        self.tally.busy(first, success, busy_s + difs_s, bits[0] if success else 0)
+        self.idle_count, self.t0_s = first, t_s + busy_s + difs_s
+        joined = self.joined
         self.busy = Busy(t_s, tuple(stations), success, busy_s, sent,
-                         tuple(self.joined[s] for s in stations))
+                         tuple([joined[s] for s in stations]))
         return self.busy
+
+    def _frame(self, bits: int) -> tuple[float, float, float, float]:
+        """Durations of an MPDU of ``bits``: success busy, sent, collided sent, collision
+        busy (the same numbers as :class:`DcfTiming`'s, kept by size)."""
+        frame = self._frames.get(bits)
+        if frame is None:
+            timing = self.timing
+            frame = self._frames[bits] = (timing.success_busy_s(bits), timing.sent_s(bits),
+                                          timing.collided_sent_s(bits),
+                                          timing.collision_busy_s(bits))
+        return frame
 
     def end_busy(self) -> Ended:
         """End the busy period: the winner's MPDU is acknowledged, colliders back off."""
@@ -147,18 +173,19 @@ class Dcf:
         assert busy is not None, "no busy period to end"
         self.busy = None
         done, dropped = [], []
+        joined, left, retries, limit = self.joined, self.left, self.retries, cfg.retry_limit
         for station, join in zip(busy.stations, busy.joins):
-            if self.joined.get(station) != join:
+            if joined.get(station) != join:
                 continue  # left during its transmission (and maybe joined again)
             if busy.success:
-                self.left[station] -= 1
-                self.retries[station] = 0
-                if self.left[station] == 0:
+                left[station] -= 1
+                retries[station] = 0
+                if left[station] == 0:
                     done.append(station)
                     continue
             else:
-                self.retries[station] += 1
-                if cfg.retry_limit is not None and self.retries[station] >= cfg.retry_limit:
+                retries[station] += 1
+                if limit is not None and retries[station] >= limit:
                     dropped.append(station)
                     continue
             self._backoff(station, self.idle_count)
@@ -169,14 +196,9 @@ class Dcf:
 
     # ---- helpers
 
-    def _bits(self, station: int) -> int:
-        return self.last_bits[station] if self.left[station] == 1 else self.full_bits
-
     def _backoff(self, station: int, start: int) -> None:
         """Draw ``station``'s backoff for its current MPDU, counted from idle index ``start``."""
-        cfg = self.cfg
-        window = min(cfg.cw_min * 2 ** min(self.retries[station], 40), cfg.cw_max)
-        target = start + int(self.rng.integers(0, window))
+        target = start + self._backoffs.draw(self._windows[min(self.retries[station], 40)])
         self.target[station] = target
         heapq.heappush(self._heap, (target, station))
 

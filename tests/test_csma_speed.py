@@ -9,7 +9,7 @@ import pytest
 from conftest import everyone, make_sim
 from simfl.core.config import Battery, CsmaCaMac, Energy
 from simfl.sim.energy.battery import Batteries
-from simfl.sim.energy.source import InfiniteEnergy
+from simfl.sim.energy.infinite import InfiniteEnergy
 from simfl.sim.mac.csma import access
 from simfl.sim.mac.csma.backoff import Backoffs
 

@@ -37,7 +37,8 @@ from simfl.core.config.csma import CsmaCaMac
 from simfl.core.config.rate import FixedRate
 from simfl.core.records import MacSlots
 from simfl.core.rng import RngTree
-from simfl.sim.energy.source import EnergyMeter, InfiniteEnergy
+from simfl.sim.energy.infinite import InfiniteEnergy
+from simfl.sim.energy.source import EnergyMeter
 from simfl.sim.links.channel import Link
 from simfl.sim.mac.access import IdealAccess, OnTransmit
 from simfl.sim.mac.csma.airtime import Airtime, Ongoing

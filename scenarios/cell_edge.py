@@ -27,7 +27,6 @@ reached the target is left out of that mean and counted in the printed table)::
     python scenarios/cell_edge.py --out runs/cell_edge_quick --quick
 """
 
-import argparse
 from pathlib import Path
 
 import simfl
@@ -108,22 +107,12 @@ def draw(rows: list[dict], out_png: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Run the cell-edge study and draw it.")
-    parser.add_argument("--out", type=Path, required=True, help="the campaign folder")
-    parser.add_argument("--seeds", default=SEEDS, help="A-B or a comma list (default 1-3)")
-    parser.add_argument("--jobs", type=int, default=1, help="runs at once (default 1)")
-    parser.add_argument("--quick", action="store_true",
-                        help="two radii, one band and K, three rounds, one seed")
-    args = parser.parse_args(argv)
-    grid = QUICK_GRID if args.quick else GRID
-    sets = ["run.rounds=3"] if args.quick else []
-    seeds = "1" if args.quick else args.seeds
-    simfl.sweep(scenario(), seeds=seeds, grid=grid, set=sets, out=args.out, jobs=args.jobs)
-    from simfl.campaign.results import table
+    from simfl.campaign.study import run_study
 
-    _, rows = table(args.out)
-    rows = [r for r in rows if r["status"] == "done"]
-    draw(rows, args.out / "cell_edge.png")
+    out, rows = run_study(scenario(), argv, description="Run the cell-edge study and draw it.", grid=GRID,
+                          quick_grid=QUICK_GRID, seeds=SEEDS,
+                          quick_help="two radii, one band and K, three rounds, one seed")
+    draw(rows, out / "cell_edge.png")
     radius, band, sched, k = GRID.keys()
     print(f"{'R (m)':>6} {'B (MHz)':>8} {'scheduler':>12} {'K':>3}  round length (s)  "
           f"time to {TARGET:.0%} (s)  reached")
@@ -134,7 +123,7 @@ def main(argv: list[str] | None = None) -> None:
         tta = f"{sum(reached) / len(reached):19.1f}" if reached else f"{'-':>19}"
         print(f"{key[0]:6.0f} {key[1] / 1e6:8g} {key[2]:>12} {key[3]:3d}  "
               f"{sum(lengths) / len(lengths):16.2f} {tta}  {len(reached)}/{len(runs)}")
-    print(f"figure: {args.out / 'cell_edge.png'}")
+    print(f"figure: {out / 'cell_edge.png'}")
 
 
 if __name__ == "__main__":

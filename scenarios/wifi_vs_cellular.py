@@ -51,7 +51,6 @@ in every seed OFDMA's rounds are the shortest, ALOHA's next, and TDMA's the long
     python scenarios/wifi_vs_cellular.py --out runs/wifi_vs_cellular_quick --quick
 """
 
-import argparse
 from pathlib import Path
 
 import simfl
@@ -134,22 +133,12 @@ def draw(rows: list[dict], out_png: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Run the Wi-Fi vs cellular study and draw it.")
-    parser.add_argument("--out", type=Path, required=True, help="the campaign folder")
-    parser.add_argument("--seeds", default=SEEDS, help="A-B or a comma list (default 1-5)")
-    parser.add_argument("--jobs", type=int, default=1, help="runs at once (default 1)")
-    parser.add_argument("--quick", action="store_true",
-                        help="every MAC, five clients per round, three rounds, one seed")
-    args = parser.parse_args(argv)
-    grid = QUICK_GRID if args.quick else GRID
-    sets = ["run.rounds=3"] if args.quick else []
-    seeds = "1" if args.quick else args.seeds
-    simfl.sweep(scenario(), seeds=seeds, grid=grid, set=sets, out=args.out, jobs=args.jobs)
-    from simfl.campaign.results import table
+    from simfl.campaign.study import run_study
 
-    _, rows = table(args.out)
-    rows = [r for r in rows if r["status"] == "done"]
-    draw(rows, args.out / "wifi_vs_cellular.png")
+    out, rows = run_study(scenario(), argv, description="Run the Wi-Fi vs cellular study and draw it.", grid=GRID,
+                          quick_grid=QUICK_GRID, seeds=SEEDS,
+                          quick_help="every MAC, five clients per round, three rounds, one seed")
+    draw(rows, out / "wifi_vs_cellular.png")
     k = "server.clients_per_round"
     print(f"{'MAC':>13} {'K':>3}  round length (s)  time to {TARGET:.0%} (s)  reached  "
           f"delivered")
@@ -164,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
                      / sum(r["rounds"] * k_value for r in runs))
         print(f"{mac:>13} {k_value:3d}  {sum(lengths) / len(lengths):16.2f} {tta}  "
               f"{len(reached)}/{len(runs):<5} {delivered:9.1%}")
-    print(f"figure: {args.out / 'wifi_vs_cellular.png'}")
+    print(f"figure: {out / 'wifi_vs_cellular.png'}")
 
 
 if __name__ == "__main__":

@@ -1,22 +1,10 @@
 """The cell-edge study runs end to end in its quick mode: a campaign over the cell radius
 and the band's scheduler, its table and its figure."""
 
-import importlib.util
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _study():
-    spec = importlib.util.spec_from_file_location("cell_edge_study", ROOT / "scenarios" /
-                                                  "cell_edge.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from simfl.scenarios import cell_edge as study
 
 
 def test_the_quick_study_sweeps_the_grid_and_draws_its_figure(tmp_path, capsys):
-    study = _study()
     study.main(["--out", str(tmp_path / "ce"), "--quick"])
     out = capsys.readouterr().out.splitlines()
     rows = [line.split() for line in out[1:] if line.strip() and not line.startswith("figure")]
@@ -30,6 +18,6 @@ def test_the_quick_study_sweeps_the_grid_and_draws_its_figure(tmp_path, capsys):
 
 
 def test_the_study_scenario_validates_with_its_radio_and_band():
-    scenario = _study().scenario()
+    scenario = study.scenario()
     assert scenario.network.mac.kind == "ofdma" and scenario.network.radio is not None
     assert scenario.population.placement.kind == "disc"

@@ -1,22 +1,10 @@
 """The Wi-Fi vs cellular study runs end to end in its quick mode: one campaign over the
 four uplink MACs, its table and its figure."""
 
-import importlib.util
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _study():
-    spec = importlib.util.spec_from_file_location("wifi_vs_cellular_study", ROOT / "scenarios" /
-                                                  "wifi_vs_cellular.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from simfl.scenarios import wifi_vs_cellular as study
 
 
 def test_the_quick_study_runs_every_mac_and_draws_its_figure(tmp_path, capsys):
-    study = _study()
     study.main(["--out", str(tmp_path / "wc"), "--quick"])
     out = capsys.readouterr().out.splitlines()
     rows = [line.split() for line in out[1:] if line.strip() and not line.startswith("figure")]
@@ -33,7 +21,7 @@ def test_the_quick_study_runs_every_mac_and_draws_its_figure(tmp_path, capsys):
 
 
 def test_each_mac_of_the_study_validates_on_its_uplink():
-    study = _study()
+
     base = study.scenario()
     assert base.network.uplink.rate.rate_bps == 2e6 and base.network.model_bytes == 100_000
     from simfl.core.config import apply_overrides

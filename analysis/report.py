@@ -14,18 +14,22 @@ Statistics. A number is the mean over seeds with its 95% confidence interval,
 mean ± t(0.975, n-1) s / sqrt(n) (s: the sample standard deviation; no interval for one
 seed). A *comparison* of a claimed-better arm A with an arm B pairs their runs by seed
 and takes the differences d_s in the claimed direction (A - B when higher is better,
-B - A when lower is); the rule:
+B - A when lower is). The comparisons of one claim are one family: Holm's step-down
+procedure sorts their paired t-tests' two-sided p-values and tests the j-th smallest of
+m at alpha_j = 0.05 / (m - j + 1), stopping at the first that is not rejected (it and
+the later ones keep its alpha_j). Each comparison's interval is the t-interval of the
+mean of d at 1 - alpha_j:
 
-* **reproduced**: at least 2 paired seeds, and the 95% interval of the mean of d lies
-  above 0 (a paired t-test, two-sided at 5%, on the claimed side). Two arms whose own
-  intervals do not overlap always pass it (the paired interval is never wider than the
-  two half-widths added);
-* **partly**: the mean of d is above 0 but neither interval condition holds;
-* **not reproduced**: the mean of d is 0 or on the wrong side.
+* **reproduced**: the interval lies above 0 (the claimed side);
+* **contradicted**: it lies below 0;
+* **inconclusive**: it contains 0, or fewer than 2 seeds are paired;
+* **not assessed**: no seed has runs on both sides.
 
-A claim made of several comparisons (one per setting or per baseline) is reproduced
-when all of them are, not reproduced when none holds even in the mean, and partly
-otherwise.
+A claim is reproduced when all its comparisons are, contradicted when any is, and
+inconclusive otherwise. Each comparison also states the paper's effect (where given)
+and the smallest effect its seeds detect with 80% power at alpha_j,
+(t(1 - alpha_j/2, n-1) + t(0.8, n-1)) s / sqrt(n). The report's own "How the verdicts
+are decided" (``reproduction.verdicts.RULE``) says the same.
 
 This script is the command line; the report's parts (statistics, campaign reading,
 tables, figures, one section per paper) live in the package ``analysis/reproduction/``.
@@ -56,20 +60,23 @@ from reproduction.papers.fedgs import invite_variance  # noqa: E402
 from reproduction.papers.fedlaavg import (diurnal_swing, example1_limit,  # noqa: E402
                                           example1_objective)
 from reproduction.papers.warm_start import switch_scores  # noqa: E402
-from reproduction.sections import Section  # noqa: E402
+from reproduction.sections import Claim, Section  # noqa: E402
 from reproduction.tables import comparison_table, md_table  # noqa: E402
-from reproduction.verdicts import (NOT_ASSESSED, NOT_REPRODUCED, PARTLY,  # noqa: E402
-                                   REPRODUCED, RULE, Comparison, Interval, compare,
-                                   mean_ci, overall)
+from reproduction.intervals import (holm_levels, min_detectable,  # noqa: E402
+                                    paired_p_value)
+from reproduction.verdicts import (CONTRADICTED, INCONCLUSIVE, NOT_ASSESSED,  # noqa: E402
+                                   NOT_REPRODUCED, PARTLY, REPRODUCED, RULE, Comparison,
+                                   Interval, compare, holm, mean_ci, overall)
 
 #: the report's names, for callers that load this script (tests, python -m studies)
 __all__ = [
     "LATE_SHARE", "STUDY_FILE", "Campaign", "RunInfo", "by_seed", "late_mean", "read_campaign",
     "write_report", "plot_panels", "series", "SECTIONS", "rare_class", "rare_series",
     "client_accuracies", "tail_mean", "invite_variance", "diurnal_swing", "example1_limit",
-    "example1_objective", "switch_scores", "Section", "comparison_table", "md_table",
+    "example1_objective", "switch_scores", "Claim", "Section", "comparison_table", "md_table",
+    "holm_levels", "min_detectable", "paired_p_value", "CONTRADICTED", "INCONCLUSIVE",
     "NOT_ASSESSED", "NOT_REPRODUCED", "PARTLY", "REPRODUCED", "RULE", "Comparison", "Interval",
-    "compare", "mean_ci", "overall", "main",
+    "compare", "holm", "mean_ci", "overall", "main",
 ]
 
 

@@ -69,18 +69,32 @@ def test_pairing_by_seed_finds_what_unpaired_intervals_miss():
     assert c.verdict == report.REPRODUCED
 
 
-def test_mean_only_is_partly_and_wrong_side_is_not_reproduced():
+def test_mean_only_is_inconclusive_and_clearly_worse_is_contradicted():
     noisy = report.compare("a > b", {1: 0.9, 2: 0.6}, {1: 0.7, 2: 0.7})
     assert noisy.diff.mean > 0 and noisy.diff.lo < 0
-    assert noisy.verdict == report.PARTLY
+    assert noisy.verdict == report.INCONCLUSIVE
     worse = report.compare("a > b", {1: 0.6, 2: 0.6}, {1: 0.7, 2: 0.71})
-    assert worse.verdict == report.NOT_REPRODUCED
+    assert worse.diff.hi < 0 and worse.verdict == report.CONTRADICTED
     tie = report.compare("a > b", {1: 0.6, 2: 0.6}, {1: 0.6, 2: 0.6})
-    assert tie.verdict == report.NOT_REPRODUCED
+    assert tie.verdict == report.INCONCLUSIVE
 
 
-def test_one_paired_seed_is_at_most_partly():
-    assert report.compare("a > b", {1: 0.9}, {1: 0.1}).verdict == report.PARTLY
+def test_clearly_on_the_other_side_is_contradicted_after_the_correction():
+    # a is 0.1 worse than b in each of 5 seeds, give or take 0.01, in both of two settings
+    rng = np.random.default_rng(3)
+    b = {s: 0.8 + 0.05 * s for s in range(5)}
+    worse = [report.compare(f"a > b ({k})", {s: v - 0.1 + 0.01 * rng.standard_normal()
+                                             for s, v in b.items()}, b) for k in range(2)]
+    corrected = report.holm(worse)
+    assert [c.verdict for c in corrected] == [report.CONTRADICTED] * 2
+    assert all(c.diff.hi < 0 for c in corrected)
+    assert sorted(c.alpha for c in corrected) == pytest.approx([0.025, 0.05])
+    assert report.overall(worse)[0] == report.CONTRADICTED
+
+
+def test_one_paired_seed_is_inconclusive():
+    one = report.compare("a > b", {1: 0.9}, {1: 0.1})
+    assert one.verdict == report.INCONCLUSIVE and math.isnan(one.p_value)
 
 
 def test_lower_is_better_flips_the_direction():
@@ -88,7 +102,7 @@ def test_lower_is_better_flips_the_direction():
                            higher_is_better=False)
     assert lower.diff.mean > 0 and lower.verdict == report.REPRODUCED
     assert report.compare("a < b", {1: 0.5, 2: 0.5}, {1: 0.1, 2: 0.1},
-                          higher_is_better=False).verdict == report.NOT_REPRODUCED
+                          higher_is_better=False).verdict == report.CONTRADICTED
 
 
 def test_unpaired_seeds_are_not_assessed():
@@ -96,24 +110,79 @@ def test_unpaired_seeds_are_not_assessed():
     assert c.verdict == report.NOT_ASSESSED and c.diff.n == 0
 
 
+def test_holm_levels_by_hand():
+    a = 0.05
+    # sorted 0.01 <= a/3 rejected; 0.03 > a/2: stop, 0.03 and 0.04 keep a/2 (not rejected)
+    assert report.holm_levels([0.01, 0.04, 0.03]) == pytest.approx([a / 3, a / 2, a / 2])
+    # all three rejected: 0.001 <= a/3, 0.02 <= a/2, 0.04 <= a
+    assert report.holm_levels([0.04, 0.001, 0.02]) == pytest.approx([a, a / 3, a / 2])
+    # the smallest fails a/3: the later ones, though under their own a/2 and a, keep a/3
+    assert report.holm_levels([0.02, 0.024, 0.045]) == pytest.approx([a / 3] * 3)
+    # a comparison that cannot be tested (NaN) is outside the family of the others
+    assert report.holm_levels([0.03, math.nan]) == pytest.approx([a, a])
+
+
+def test_paired_p_value_and_corrected_interval_against_scipy():
+    from scipy import stats
+
+    a = {1: 0.91, 2: 0.88, 3: 0.95, 4: 0.90}
+    b = {1: 0.89, 2: 0.87, 3: 0.90, 4: 0.90}
+    c = report.compare("a > b", a, b)
+    d = np.array([a[s] - b[s] for s in a])
+    assert c.p_value == pytest.approx(stats.ttest_rel(list(a.values()),
+                                                      list(b.values())).pvalue, rel=1e-9)
+    level = 0.05 / 3
+    lo, hi = stats.t.interval(1 - level, len(d) - 1, loc=d.mean(), scale=stats.sem(d))
+    at = report.holm([c, c, c])[0]
+    assert at.alpha == pytest.approx(level)  # three equal p-values: the first at a/3, stop
+    assert (at.diff.lo, at.diff.hi) == pytest.approx((lo, hi), rel=1e-9)
+    assert at.diff.level == pytest.approx(1 - level)
+
+
+def test_a_p_of_003_reproduces_alone_but_not_among_fifteen():
+    # differences with a paired p-value just under 0.05
+    base = {s: 0.8 for s in range(5)}
+    better = {0: 0.81, 1: 0.804, 2: 0.809, 3: 0.8, 4: 0.812}  # p = 0.033
+    alone = report.compare("a > b", better, base)
+    assert 0.01 < alone.p_value < 0.05 and alone.verdict == report.REPRODUCED
+    flat = [report.compare(f"a > c{k}", base, {s: 0.8 + 0.01 * ((s + k) % 3 - 1)
+                                               for s in range(5)}) for k in range(14)]
+    family = report.holm([alone, *flat])
+    assert family[0].alpha == pytest.approx(0.05 / 15)
+    assert family[0].verdict == report.INCONCLUSIVE and family[0].diff.lo < 0
+    assert report.overall([alone, *flat])[0] == report.INCONCLUSIVE
+
+
+def test_minimum_detectable_effect_by_hand():
+    # d = 1, 2, 3: s = 1, n = 3; for 2 degrees of freedom t(q) = (2q - 1) / sqrt(2q(1 - q))
+    t975, t80 = 0.95 / math.sqrt(2 * 0.975 * 0.025), 0.6 / math.sqrt(2 * 0.8 * 0.2)
+    assert report.min_detectable([1.0, 2.0, 3.0]) == pytest.approx((t975 + t80) / math.sqrt(3))
+    c = report.compare("a > b", {1: 2.0, 2: 3.0, 3: 4.0}, {1: 1.0, 2: 1.0, 3: 1.0},
+                       paper_effect=0.5)
+    assert c.min_detectable == pytest.approx((t975 + t80) / math.sqrt(3))
+    assert c.paper_effect == 0.5
+    assert math.isnan(report.min_detectable([1.0]))
+
+
 def verdicts(*names):
-    made = {report.REPRODUCED: ({1: 1.0, 2: 1.1}, {1: 0.0, 2: 0.1}),
-            report.PARTLY: ({1: 0.9, 2: 0.6}, {1: 0.7, 2: 0.7}),
-            report.NOT_REPRODUCED: ({1: 0.0, 2: 0.0}, {1: 1.0, 2: 1.0})}
+    made = {report.REPRODUCED: ({1: 1.0, 2: 1.1, 3: 1.2}, {1: 0.0, 2: 0.1, 3: 0.2}),
+            report.INCONCLUSIVE: ({1: 0.9, 2: 0.6}, {1: 0.7, 2: 0.7}),
+            report.CONTRADICTED: ({1: 0.0, 2: 0.1, 3: 0.2}, {1: 1.0, 2: 1.1, 3: 1.2})}
     out = [report.compare(f"c{i}", *made[v]) for i, v in enumerate(names)]
-    assert [c.verdict for c in out] == list(names)
+    assert [c.verdict for c in report.holm(out)] == list(names)
     return out
 
 
 def test_a_claim_of_several_comparisons():
-    R, P, N = report.REPRODUCED, report.PARTLY, report.NOT_REPRODUCED
+    R, I, C = report.REPRODUCED, report.INCONCLUSIVE, report.CONTRADICTED
     assert report.overall(verdicts(R, R))[0] == R
-    assert report.overall(verdicts(N, N))[0] == N
-    verdict, reason = report.overall(verdicts(R, P, N))
-    assert verdict == P
-    assert reason.startswith("1 of 3 comparisons reproduced, 1 hold in the mean only, 1 do not")
-    assert "against: c2" in reason
-    assert report.overall(verdicts(P, P))[0] == P
+    assert report.overall(verdicts(C, C))[0] == C
+    verdict, reason = report.overall(verdicts(R, I, C))
+    assert verdict == C  # a claim of "better in each comparison" fails on one contradiction
+    assert reason.startswith("1 of 3 comparisons reproduced, 1 contradicted, 1 inconclusive")
+    assert "contradicted: c2" in reason
+    assert report.overall(verdicts(R, I))[0] == I
+    assert report.overall(verdicts(I, I))[0] == I
     assert report.overall([])[0] == report.NOT_ASSESSED
 
 
@@ -237,8 +306,8 @@ def test_a_claim_that_fails_is_reported_as_such(tmp_path):
     folder = fedlaavg_campaign(tmp_path, swing_fedlaavg=0.5)
     text = report.write_report([folder], tmp_path / "out").read_text()
     rows = [line for line in text.splitlines() if line.startswith("| FedLaAvg")]
-    assert "**not reproduced**" in rows[1]
-    assert "0 of 1 comparisons reproduced, 0 hold in the mean only, 1 do not hold" in rows[1]
+    assert "**contradicted**" in rows[1]
+    assert "0 of 1 comparisons reproduced, 1 contradicted, 0 inconclusive" in rows[1]
 
 
 def test_the_report_needs_a_study_folder(tmp_path, capsys):

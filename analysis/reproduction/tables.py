@@ -14,6 +14,9 @@ def md_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 
 
 def comparison_table(comparisons: Sequence[Comparison], metric: str) -> str:
-    return md_table(["comparison", f"claimed better ({metric})", "other", "paired difference",
-                     "seeds", "verdict"], [c.row() for c in comparisons])
-
+    """One row per comparison: both arms, simfl's effect (the mean paired difference in
+    the claimed direction ± its interval at the comparison's level), the paper's effect,
+    the smallest effect the seeds detect, the paired seeds and the verdict."""
+    return md_table(["comparison", f"claimed better ({metric})", "other", "simfl's effect",
+                     "level", "paper's effect", "smallest detectable", "seeds", "verdict"],
+                    [c.row() for c in comparisons])

@@ -60,7 +60,7 @@ from reproduction.papers.fedgs import invite_variance  # noqa: E402
 from reproduction.papers.fedlaavg import (diurnal_swing, example1_limit,  # noqa: E402
                                           example1_objective)
 from reproduction.papers.warm_start import switch_scores  # noqa: E402
-from reproduction.sections import Claim, Section  # noqa: E402
+from reproduction.sections import Claim, Section, verdict_block  # noqa: E402
 from reproduction.tables import comparison_table, md_table  # noqa: E402
 from reproduction.intervals import (holm_levels, min_detectable,  # noqa: E402
                                     paired_p_value)
@@ -73,7 +73,7 @@ __all__ = [
     "LATE_SHARE", "STUDY_FILE", "Campaign", "RunInfo", "by_seed", "late_mean", "read_campaign",
     "write_report", "plot_panels", "series", "SECTIONS", "rare_class", "rare_series",
     "client_accuracies", "tail_mean", "invite_variance", "diurnal_swing", "example1_limit",
-    "example1_objective", "switch_scores", "Claim", "Section", "comparison_table", "md_table",
+    "example1_objective", "switch_scores", "Claim", "Section", "verdict_block", "comparison_table", "md_table",
     "holm_levels", "min_detectable", "paired_p_value", "CONTRADICTED", "INCONCLUSIVE",
     "NOT_ASSESSED", "NOT_REPRODUCED", "PARTLY", "REPRODUCED", "RULE", "Comparison", "Interval",
     "compare", "holm", "mean_ci", "overall", "main",

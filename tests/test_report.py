@@ -318,3 +318,45 @@ def test_the_report_needs_a_study_folder(tmp_path, capsys):
     (tmp_path / "study.json").write_text(json.dumps({"study": "nope"}))
     with pytest.raises(SimflError, match="unknown study 'nope'"):
         report.write_report([tmp_path], tmp_path / "out")
+
+
+def test_the_verdict_table_states_effects_seeds_and_what_still_differs(tmp_path):
+    folder = fedlaavg_campaign(tmp_path, swing_fedlaavg=0.02)
+    meta = json.loads((folder / "study.json").read_text())
+    meta["notes"].update(rounds=40, differs=["logistic regression, not the CNN",
+                                             "50 clients, not 1,000"])
+    (folder / "study.json").write_text(json.dumps(meta))
+    text = report.write_report([folder], tmp_path / "out").read_text()
+    table = text.split("## Verdicts")[1].split("## How")[0]
+    header = table.strip().splitlines()[0]
+    assert header.startswith("| paper | claim | paper's effect | simfl's effect ± interval | "
+                             "verdict |") and "| settings that still differ |" in header
+    swing = next(line for line in table.splitlines() if "swings less" in line)
+    cells = [c.strip() for c in swing.strip("|").split("|")]
+    assert cells[3] == "+0.280 ± 0.000"  # 0.3 - 0.02 in each seed, lower is better
+    assert cells[6:9] == ["3 paired", "40", "logistic regression, not the CNN; 50 clients, "
+                                           "not 1,000"]
+    assert "Where the study still differs from the paper: logistic regression" in text
+    # a section's claim may state its own seeds and rounds (one run per setting, say)
+    section = report.Section("X: y", [report.Claim("c", report.REPRODUCED, "r",
+                                                   seeds="1 per gamma", rounds="400"),
+                                      ("d", report.INCONCLUSIVE, "s")],
+                             seeds="5", rounds="200")
+    rows = section.rows()
+    assert rows[0][6:8] == ["1 per gamma", "400"] and rows[1][6:8] == ["5", "200"]
+
+
+def test_a_claims_paper_effect_and_the_comparison_table(tmp_path):
+    body, claims = [], []
+    comparisons = [report.compare(f"a > b ({k})", {1: 0.9, 2: 0.92, 3: 0.91},
+                                  {1: 0.8, 2: 0.8, 3: 0.8 + k / 100}, paper_effect=0.03)
+                   for k in range(2)]
+    report.verdict_block("a beats b", comparisons, "accuracy", claims, body)
+    claim = claims[0]
+    assert claim.verdict == report.REPRODUCED and claim.paper_effect == "+0.030"
+    # the smallest and the largest effect: 0.1, 0.12, 0.1 and 0.1, 0.12, 0.11
+    assert claim.simfl_effect.startswith("+0.107 ± ") and claim.simfl_effect.endswith("(a > b (0))")
+    table = body[2]
+    assert "| level | paper's effect | smallest detectable |" in table
+    # the first of two at 0.05 / 2, the second (larger p) at 0.05
+    assert "| 97.50% | +0.030 |" in table and "| 95.00% | +0.030 |" in table

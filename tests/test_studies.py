@@ -130,8 +130,8 @@ def test_the_whole_quick_mode_and_its_report(tmp_path):
     table = text.split("## Verdicts")[1].split("## How")[0]
     rows = [line for line in table.splitlines() if line.startswith("| ") and "**" in line]
     assert len(rows) == 7
-    assert all(any(v in row for v in ("**reproduced**", "**partly**", "**not reproduced**"))
-               for row in rows)
+    assert all(any(f"**{v}**" in row for v in ("reproduced", "contradicted", "inconclusive",
+                                                "not assessed")) for row in rows)
     for figure in ("fedar", "cvar", "warm_start", "fedgs", "fedlaavg"):
         assert (tmp_path / "report" / "figures" / f"{figure}.png").is_file()
     assert elapsed <= 600, f"the quick mode took {elapsed:.0f} s"

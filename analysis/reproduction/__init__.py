@@ -2,11 +2,17 @@
 
 ``analysis/report.py`` is the command line; the parts it is made of live here:
 
-* :mod:`.verdicts`: the statistics (mean and 95% t-interval over seeds), the paired
-  comparison of two arms and the verdict rule, with the rule's text for the report;
+* :mod:`.intervals`: the statistics (mean and t-interval over seeds, the paired t-test,
+  Holm's step-down levels, the smallest detectable effect);
+* :mod:`.verdicts`: the paired comparison of two arms (``compare``, with the paper's
+  effect where known), Holm's correction within a claim, the verdict rule and its text;
 * :mod:`.campaigns`: reading a study's campaign folder and its finished run folders;
-* :mod:`.tables` and :mod:`.figures`: Markdown tables and the mean-and-band figures;
-* :mod:`.sections`: one paper's part of the report, its setting line and verdict block;
+* :mod:`.tables`: Markdown tables; :mod:`.figures` and :mod:`.aligned`: the figures
+  (bold mean over thin per-seed lines, shaded phases, panel grids, bars) and the curve
+  helpers they are drawn from (aligned on an event, phase spans);
+* :mod:`.sections`: one paper's part of the report, its setting line and verdict block
+  (a claim's row of the verdict table may state its own seeds and rounds, ``Claim``;
+  a study's ``notes["differs"]`` lists where it still differs from the paper);
 * :mod:`.papers`: the per-study sections (FedAR, CVaR, warm starts, FedGS, FedLaAvg);
 * :mod:`.document`: the whole ``report.md`` from the campaign folders.
 

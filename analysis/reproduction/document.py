@@ -10,6 +10,7 @@ from typing import Sequence
 from simfl.core.errors import SimflError
 
 from .campaigns import STUDY_FILE, read_campaign
+from .figures import HOW_TO_READ
 from .papers import SECTIONS
 from .sections import Section
 from .tables import md_table
@@ -40,7 +41,7 @@ def write_report(campaigns: Sequence[Path], out: Path) -> Path:
              md_table(["paper", "claim", "paper's effect", "simfl's effect ± interval",
                        "verdict", "why", "seeds", "rounds", "settings that still differ",
                        "study wall time"], [row for s in sections for row in s.rows()]),
-             "## How the verdicts are decided", "", RULE, ""]
+             "## How the verdicts are decided", "", RULE, "", HOW_TO_READ, ""]
     for s in sections:
         lines += [f"## {s.title}", "", *s.body]
     out.mkdir(parents=True, exist_ok=True)

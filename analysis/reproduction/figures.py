@@ -27,6 +27,14 @@ DPI = 80
 PANEL_IN = (3.6, 2.7)
 
 
+#: how the figures are drawn, for the report
+HOW_TO_READ = """In the figures each line is a method's mean over seeds, drawn bold; under it each
+seed is drawn thin when the line has at most 5 seeds or its seeds' last values split in
+two (sorted, a gap between neighbours wider than half their range with at least 2 seeds
+on each side), and the 95% t-band of the mean is shaded otherwise. "n" in the legend is
+the number of seeds."""
+
+
 @dataclass(frozen=True)
 class Panel:
     """One subplot: its title, one list of per-seed series per label, x spans to shade

@@ -11,6 +11,7 @@ import simfl
 from simfl.cli import main
 from simfl.core.config import CsmaCaMac, apply_overrides
 from simfl.core.errors import ConfigError
+from simfl.sim.mac.csma.carrier_sense import all_in_range
 from simfl.sim.mac.csma.dcf import Dcf
 from simfl.sim.mac.csma.hidden import HiddenDcf
 from simfl.sim.mac.csma.timing import DcfTiming
@@ -157,8 +158,8 @@ BASE = [("run.timing_only", True), ("run.rounds", 2), ("network.uplink", {"kind"
         ("server.clients_per_round", 8)]
 
 
-def run_csma(tiny_scenario, out, **mac):
-    s = apply_overrides(tiny_scenario, BASE + [
+def run_csma(tiny_scenario, out, more=(), **mac):
+    s = apply_overrides(tiny_scenario, BASE + list(more) + [
         ("network.mac", {"kind": "csma_ca", "phy_rate_bps": 1e6, "retry_limit": None, **mac})])
     return simfl.run(s, out).out_dir
 
@@ -172,6 +173,20 @@ def test_a_range_that_covers_everyone_changes_nothing(tiny_scenario, tmp_path):
     for name in names:
         assert filecmp.cmp(plain / name, covered / name, shallow=False), name
     assert (plain / "mac.csv").read_text() != (hidden / "mac.csv").read_text()
+
+
+def test_a_round_in_which_nobody_reaches_the_dcf_closes(tiny_scenario, tmp_path):
+    slow = [("population.compute", {"median_samples_per_s": 1.0, "sigma": 0.0})]
+    out = run_csma(tiny_scenario, tmp_path / "idle", slow, carrier_sense_range_m=150.0)
+    assert (out / "mac.csv").exists()
+
+
+def test_all_in_range_checks_every_pair():
+    line = np.array([0.0, 100.0, 200.0]), np.zeros(3)
+    assert not all_in_range(*line, 150.0) and all_in_range(*line, 200.0)
+    # an equilateral triangle of side 100: the centroid bound (2 x 57.7) is not enough
+    x, y = np.array([0.0, 100.0, 50.0]), np.array([0.0, 0.0, 50.0 * 3 ** 0.5])
+    assert all_in_range(x, y, 100.0 + 1e-9) and not all_in_range(x, y, 99.9)
 
 
 @pytest.mark.parametrize("value", [-1.0, 0.0, float("inf")])

@@ -30,7 +30,7 @@ class ApPeriods:
     def slot_index(self, now_s: float) -> int:
         """The idle index of the first slot boundary at or after ``now_s``."""
         resume_s = self.until_s + self.difs_s
-        if now_s <= resume_s:
+        if now_s <= resume_s or resume_s == -math.inf:  # busy, or nobody has joined yet
             return self.idle_count
         return self.idle_count + math.ceil((now_s - resume_s) / self.slot_s - GRID_EPS)
 

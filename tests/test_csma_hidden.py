@@ -77,6 +77,18 @@ def test_a_hidden_station_sends_into_the_frame_it_cannot_sense_by_hand():
     assert (d.st[0].count, d.st[1].count) == (7, 9)
 
 
+def test_hidden_collisions_count_toward_the_retry_limit():
+    # retries at DIFS + 7 and DIFS + 9 slots after each exchange: station 1's lands 12 slots
+    # into station 0's second DATA, so both MPDUs collide twice and are dropped
+    d = dcf(nobody, Script(2, 5, 7, 9), retry_limit=2)
+    d.join(0, 0.0, 3, PAYLOAD_BITS)
+    d.join(1, 0.0, 3, PAYLOAD_BITS)
+    dropped = []
+    while d.next_event_s() is not None:
+        dropped += d.step()[1].dropped
+    assert dropped == [0, 1] and d.lost_frames == 4 and not d.st
+
+
 def test_in_range_the_second_station_freezes_by_hand():
     d = dcf(everyone, Script(2, 5, 7))
     first = frames(d, 2, 1)[0]

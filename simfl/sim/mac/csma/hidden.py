@@ -193,18 +193,9 @@ class HiddenDcf:
         st = self.st.get(station)
         if st is None or st.join != join:
             return  # it left during its exchange
-        st.sending = False
-        if not frame.lost:
-            st.left -= 1
-            st.retries = 0
-            if st.left == 0:
-                done.append(station)
-        else:
-            st.retries += 1
-            limit = self.cfg.retry_limit
-            if limit is not None and st.retries >= limit:
-                dropped.append(station)
-        if station in done or station in dropped:
+        outcome = st.exchange_ends(not frame.lost, self.cfg.retry_limit)
+        if outcome is not None:
+            (done if outcome == "done" else dropped).append(station)
             del self.st[station]
             self.ap.contenders(t, -1)
             return

@@ -49,6 +49,16 @@ class StationView:
         self.resume_s = self.busy_until_s + difs_s
         return True
 
+    def exchange_ends(self, intact: bool, retry_limit: int | None) -> str | None:
+        """Its exchange ends: ``done`` (its last MPDU acknowledged), ``dropped`` (the
+        retry limit reached), or None (it backs off for its next MPDU or its retry)."""
+        self.sending = False
+        if intact:
+            self.left, self.retries = self.left - 1, 0
+            return "done" if self.left == 0 else None
+        self.retries += 1
+        return "dropped" if retry_limit is not None and self.retries >= retry_limit else None
+
     def radio_state(self, t: float) -> str:
         """``tx`` while its frames go out, ``rx`` for the rest of its exchange and while
         it senses the medium busy, else ``idle``."""

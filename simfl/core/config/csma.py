@@ -47,8 +47,14 @@ class CsmaCaMac(Mac):
     T_s or T_c (with one ``propagation_delay_s`` after each frame exchange and DIFS
     after it). A station that finds the medium idle and no other station contending
     senses it for DIFS, then backs off like the others (saturated stations always back
-    off). Every station hears every other (no hidden terminals); the uplink channel
-    only gives the rate (``phy_rate_bps`` null): MPDUs are lost to collisions alone.
+    off). With ``carrier_sense_range_m`` null every station hears every other; set (it
+    needs ``population.placement``), station i senses station j's frames only when they
+    are at most that far apart, so hidden terminals appear: a station that does not
+    sense a frame keeps counting down and may send into it, and frames that overlap at
+    the access point are all lost (no capture). The access point's answers (ACK, and
+    with ``rts_cts`` the CTS that reserves the medium to the end of the exchange) are
+    heard by every station. The uplink channel only gives the rate (``phy_rate_bps``
+    null): MPDUs are lost to collisions alone.
     Energy: a contending station draws ``tx_w`` while it transmits, ``rx_w`` while it
     receives or overhears, ``idle_w`` in idle slots and DIFS.
     """
@@ -71,6 +77,7 @@ class CsmaCaMac(Mac):
     ack_bits: int = 112
     rts_bits: int = 160
     cts_bits: int = 112
+    carrier_sense_range_m: float | None = None
 
     def validate(self) -> None:
         require(MIN_SLOT_S <= self.slot_s <= MAX_SLOT_S, "slot_s", self.slot_s,
@@ -89,3 +96,7 @@ class CsmaCaMac(Mac):
         frames = ("mac_header_bits", "phy_header_bits", "ack_bits", "rts_bits", "cts_bits")
         non_negative(self, *frames)
         at_most(self, MAX_FRAME_BITS, *frames, why="bits of a header or control frame")
+        if self.carrier_sense_range_m is not None:
+            require(0 < self.carrier_sense_range_m < math.inf, "carrier_sense_range_m",
+                    self.carrier_sense_range_m, "null (every station hears every other) or "
+                    "a finite distance > 0 metres")

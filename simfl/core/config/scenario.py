@@ -80,6 +80,9 @@ class Scenario(Node):
         has_radio, placed = self.network.radio is not None, self.population.placement is not None
         require(has_radio or not placed, "network.radio", None, "a radio table when "
                 "population.placement is set (positions feed the shared radio)")
+        sense_m = getattr(self.network.mac, "carrier_sense_range_m", None)
+        require(placed or sense_m is None, "network.mac.carrier_sense_range_m", sense_m,
+                "null unless population.placement is set (the range needs positions)")
         require(placed or not has_radio, "population.placement", None, "a placement ("
                 "disc, ppp, grid or file) when network.radio is set (the radio needs positions)")
         require(has_radio or self.population.mobility.kind == "static",

@@ -19,6 +19,7 @@ from simfl.sim.mac.access import IdealAccess, OnTransmit, per_client
 from simfl.sim.radio.capture import Air
 from simfl.sim.mac.aloha.contention import SlottedAloha
 from simfl.sim.mac.csma.access import CsmaCa
+from simfl.sim.mac.csma.carrier_sense import RangedCsmaCa
 from simfl.sim.mac.ofdma import OfdmaAccess
 from simfl.sim.mac.relay import Relay, aloha_heard, relay_draw
 from simfl.sim.mac.tdma import TdmaAccess, tdma_finish_s
@@ -37,7 +38,8 @@ def build_mac(cfg: Mac, env: simpy.Environment, rngs: RngTree, n_clients: int,
     """The uplink access model of ``cfg``, bound to ``env`` and the run's random streams;
     ``on_transmit`` is told about contention transmissions (to charge their energy);
     ``air`` is the shared radio (positions and gains, the SINR threshold), if any."""
-    mac = _ACCESS[type(cfg)](cfg, env, rngs, n_clients, on_transmit)
+    ranged = isinstance(cfg, CsmaCaMac) and cfg.carrier_sense_range_m is not None
+    mac = (RangedCsmaCa if ranged else _ACCESS[type(cfg)])(cfg, env, rngs, n_clients, on_transmit)
     if air is not None:
         mac.attach(air)
     return mac

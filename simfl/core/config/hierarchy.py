@@ -11,7 +11,6 @@ cloud's. The edge servers talk to the cloud over their own backhaul links
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -31,14 +30,13 @@ MAX_EDGES = 10_000
 class Backhaul(Node):
     """One edge server's link to the cloud, the same both ways.
 
-    A transfer of the model takes ``latency_s + 8 * model_bytes / rate_bps`` (an
-    infinite rate: ``latency_s`` alone) and is lost with probability ``p_loss`` (one
+    A transfer of the model takes ``latency_s + 8 * model_bytes / rate_bps`` (``rate_bps``
+    null: an infinite rate, ``latency_s`` alone) and is lost with probability ``p_loss`` (one
     attempt, no retry: a lost edge model misses that cloud aggregation; a lost cloud
     model leaves its edge on its own model).
     """
 
-    infinite_ok = ("rate_bps",)
-    rate_bps: float = math.inf
+    rate_bps: float | None = None
     latency_s: float = 0.0
     p_loss: float = 0.0
 
@@ -60,15 +58,14 @@ class Hierarchy(Node):
     or ``task.local_epochs``: HierFAVG's local updates per edge aggregation); the cloud
     aggregates after every ``kappa2``-th round. ``cloud_deadline_s`` is the cloud's wait
     for the edge models after the edge round closed (``server.deadline_s`` is the
-    edges' wait for their clients).
+    edges' wait for their clients); null: the cloud waits for every edge.
     """
 
-    infinite_ok = ("cloud_deadline_s",)
     kappa1: int = 1
     kappa2: int = 1
     edge_of: tuple[int, ...] = ()
     backhaul: tuple[Backhaul, ...] = (Backhaul(),)
-    cloud_deadline_s: float = math.inf
+    cloud_deadline_s: float | None = None
 
     def validate(self) -> None:
         positive(self, "kappa1", "kappa2", "cloud_deadline_s")

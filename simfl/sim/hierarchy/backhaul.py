@@ -3,7 +3,7 @@
 Each edge server sends its model to the cloud over its own link (a transfer takes
 ``latency_s + 8 * model_bytes / rate_bps`` and is lost with probability ``p_loss``, one
 attempt). The cloud aggregates when every edge's upload has ended (arrived or lost) or
-at its deadline ``cloud_deadline_s`` after the edge round closed, whichever is first;
+at its deadline ``cloud_deadline_s`` (if any) after the edge round closed, whichever is first;
 an upload that ends exactly at the deadline is on time. It then sends the new model to
 every edge at once (each over its own link, each lost with ``p_loss``); the phase ends
 when the slowest of those transfers ends. When no edge model arrived the cloud has
@@ -15,6 +15,7 @@ energy charged, no retransmission); the model is the same size both ways.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -35,11 +36,13 @@ class CloudPhase:
 
 def transfer_s(link: Backhaul, model_bytes: int) -> float:
     """The duration of one model transfer over ``link``."""
+    if link.rate_bps is None:  # an infinite rate
+        return link.latency_s
     return link.latency_s + 8.0 * model_bytes / link.rate_bps
 
 
 def cloud_phase(t_close_s: float, links: Sequence[Backhaul], model_bytes: int,
-                cloud_deadline_s: float, rng: np.random.Generator) -> CloudPhase:
+                cloud_deadline_s: float | None, rng: np.random.Generator) -> CloudPhase:
     """The cloud phase after an edge round that closed at ``t_close_s``.
 
     ``links`` holds each edge's backhaul (one per edge). ``rng`` draws one uniform per
@@ -52,7 +55,7 @@ def cloud_phase(t_close_s: float, links: Sequence[Backhaul], model_bytes: int,
     lost_up = rng.random(n) < p_loss
     lost_down = rng.random(n) < p_loss
     ended_s = t_close_s + duration_s
-    t_deadline_s = t_close_s + cloud_deadline_s
+    t_deadline_s = t_close_s + (math.inf if cloud_deadline_s is None else cloud_deadline_s)
     up = ~lost_up & (ended_s <= t_deadline_s)
     t_aggregate_s = float(min(t_deadline_s, ended_s.max())) if n else t_close_s
     if not up.any():

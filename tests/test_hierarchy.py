@@ -98,7 +98,8 @@ def test_a_graph_gives_each_client_its_edge_and_each_edge_its_backhaul():
 
 @pytest.mark.parametrize("key, value, field", [
     ("server.hierarchy.kappa1", "0", "server.hierarchy.kappa1 = 0"),
-    ("server.hierarchy.backhaul", '[{"rate_bps": -1}]', "server.hierarchy.backhaul.[0].rate_bps = -1.0"),
+    ("server.hierarchy.backhaul", '[{"rate_bps": -1}]',
+     "server.hierarchy.backhaul.[0].rate_bps = -1.0"),
     ("server.hierarchy", '{"edge_of": [' + ", ".join(["0"] * 49) + ', 2], "backhaul": [{}, {}]}',
      "server.hierarchy.edge_of[49] = 2"),
     ("server.hierarchy", '{"kappa2": 2}', "server.algorithm.kind = 'scaffold'"),

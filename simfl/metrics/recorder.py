@@ -34,16 +34,15 @@ class RunRecorder:
 
     def __init__(self, out_dir: Path, config: dict[str, Any], target_accuracy: float | None,
                  started_s: float, flush_every_s: float = 1.0,
-                 eval_extra: tuple[str, ...] = (), late: bool = False,
-                 keep_outcome_records: int = KEEP_OUTCOME_RECORDS, resume: bool = False,
-                 tiers: bool = False) -> None:
+                 eval_extra: tuple[str, ...] = (), late: bool = False, tiers: bool = False,
+                 keep_outcome_records: int = KEEP_OUTCOME_RECORDS, resume: bool = False) -> None:
         self.out_dir = out_dir
         #: replaying a resumed run's completed rounds: their rows are on disk already
         self.silent = resume
-        self.late = late  # the aggregator asked for late uploads: rounds.csv counts them
-        self.round_columns = ROUND_COLUMNS + (("n_late_stored",) if late else ())
-        self.tiers = tiers  # hierarchical FL: rounds.csv's tier columns
-        self.round_columns += TIER_COLUMNS if tiers else ()
+        # late uploads the aggregator asked for; edge servers: rounds.csv counts both
+        self.late, self.tiers = late, tiers
+        self.round_columns = ROUND_COLUMNS + (("n_late_stored",) if late else ()) + (
+            TIER_COLUMNS if tiers else ())
         self.eval_columns = EVAL_COLUMNS + eval_extra  # extra columns of evals.csv
         self.target_accuracy = target_accuracy
         self.flush_every_s = flush_every_s

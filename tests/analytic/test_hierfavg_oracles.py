@@ -11,7 +11,8 @@
    round w_0 = 0.5 + s^2 (w - 0.5), w_1 = 2 + s (w_1 - 2); the cloud averages them with
    equal data weights (10 samples under each edge, whoever arrived):
 
-       w' = (2.5 + s - 3.5 s^2) / 2 + s^2 w,   fixed point w* = (2.5 + s - 3.5 s^2) / (2 (1 - s^2)).
+       w' = (2.5 + s - 3.5 s^2) / 2 + s^2 w,
+       fixed point w* = (2.5 + s - 3.5 s^2) / (2 (1 - s^2)).
 
    At gamma = 0.1: s = 0.64, w* = 1.7064 / 1.1808 = 1.445121951... Flat FedAvg with the
    same local work would weigh the odd round's three clients equally instead (a fixed

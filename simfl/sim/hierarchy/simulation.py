@@ -23,9 +23,6 @@ from simfl.core.tiers import TierRecord
 from simfl.sim.hierarchy.backhaul import cloud_phase
 from simfl.sim.simulation import SelectFn, Simulation
 
-#: the ``events.csv`` kind of a cloud aggregation (detail: edge models in, edges reached)
-CLOUD_AGGREGATION = "cloud_aggregation"
-
 
 class TieredSimulation(Simulation):
     """A :class:`~simfl.sim.simulation.Simulation` whose rounds are edge rounds, every
@@ -70,7 +67,8 @@ class TieredSimulation(Simulation):
         if phase.t_end_s > self.env.now:
             self.env.run(until=phase.t_end_s)
         samples = np.bincount(edge_of, weights=self.n_samples, minlength=self.n_edges)
-        self.log(phase.t_aggregate_s, CLOUD_AGGREGATION, round,
+        # events.csv: the cloud aggregated (edge models in, edges the new model reached)
+        self.log(phase.t_aggregate_s, "cloud_aggregation", round,
                  detail=f"{len(phase.edges_up)} up, {len(phase.edges_down)} down")
         tier = TierRecord(edges, self.n_edges, True, phase.edges_up, phase.edges_down,
                           tuple(int(n) for n in samples), t_edge_s)

@@ -101,7 +101,7 @@ def check_hierarchy(scenario: Scenario) -> None:
             f"{len(tiers.edge_of)} ids", f"one edge id per client ({n_clients}), or empty "
             "(one edge per access point)")
     n_access_points = len(scenario.network.cells.access_points)
-    require(tiers.edge_of or n_access_points == 1 or scenario.network.radio is not None,
+    require(bool(tiers.edge_of) or n_access_points == 1 or scenario.network.radio is not None,
             "network.radio", None, "a radio table when server.hierarchy.edge_of is empty and "
             "network.cells lists several access points (association needs positions)")
     n_edges = tiers.n_edges(n_access_points)

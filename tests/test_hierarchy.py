@@ -137,3 +137,31 @@ def test_a_run_resumed_inside_a_cloud_period_ends_the_same(tmp_path):
     for name in ("rounds.csv", "evals.csv", "clients.csv"):
         assert (stopped / name).read_bytes() == (plain.out_dir / name).read_bytes(), name
     assert resumed.summary["final_accuracy"] == plain.summary["final_accuracy"]
+
+
+def test_kappa1_multiplies_the_local_work_once():
+    from simfl.core.config.hierarchy import edge_work
+
+    steps = _scenario("task.local_steps=1000", 'server.hierarchy={"kappa1": 2000}')
+    scaled = edge_work(steps)
+    assert (scaled.task.local_steps, scaled.server.hierarchy.kappa1) == (2_000_000, 1)
+    epochs = edge_work(_scenario('server.hierarchy={"kappa1": 3}'))  # quickstart: 2 epochs
+    assert (epochs.task.local_epochs, epochs.task.local_steps) == (6, None)
+    with pytest.raises(ConfigError, match="server.hierarchy.kappa1 = 500000 .*at most 100000 "):
+        _scenario("task.local_steps=10000", 'server.hierarchy={"kappa1": 500000}')
+
+
+def test_kappa1_doubles_each_clients_compute_time(tmp_path):
+    def computed_s(kappa1):
+        out = run_scenario(_scenario("run.rounds=1", "run.timing_only=true", "run.events=true",
+                                     "server.deadline_s=1e6", "network.uplink=ideal",
+                                     f'server.hierarchy={{"kappa1": {kappa1}}}'),
+                           tmp_path / f"k{kappa1}").out_dir
+        return {int(r["client"]): float(r["t_s"]) for r in _rows(out / "events.csv")
+                if r["kind"] == "computed"}
+
+    one, two = computed_s(1), computed_s(2)
+    download_s = min(one.values()) - (min(two.values()) - min(one.values()))
+    assert one.keys() == two.keys() and len(one) > 1
+    for client, t_s in one.items():  # t = download + work / speed
+        assert two[client] - download_s == pytest.approx(2 * (t_s - download_s), rel=1e-9)

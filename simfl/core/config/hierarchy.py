@@ -126,8 +126,9 @@ def check_hierarchy(scenario: Scenario) -> None:
 
 
 def edge_work(scenario: Scenario) -> Scenario:
-    """``scenario`` with each client's local work per round multiplied by ``kappa1``
-    (the same scenario without a hierarchy or with ``kappa1 = 1``)."""
+    """``scenario`` with each client's local work per round multiplied by ``kappa1``, and
+    ``kappa1`` then 1 (the work is scaled once); the same scenario without a hierarchy or
+    with ``kappa1 = 1``."""
     tiers = scenario.server.hierarchy
     if tiers is None or tiers.kappa1 == 1:
         return scenario
@@ -136,4 +137,5 @@ def edge_work(scenario: Scenario) -> Scenario:
         task = replace(task, local_steps=task.local_steps * tiers.kappa1)
     else:
         task = replace(task, local_epochs=(task.local_epochs or 1) * tiers.kappa1)
-    return replace(scenario, task=task)
+    server = replace(scenario.server, hierarchy=replace(tiers, kappa1=1))
+    return replace(scenario, task=task, server=server)

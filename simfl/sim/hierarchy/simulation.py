@@ -43,14 +43,14 @@ class TieredSimulation(Simulation):
         self.hierarchy, self.n_edges = hierarchy, n_edges
         self.backhaul = tuple(hierarchy.link(e) for e in range(n_edges))
         self._edge_of = np.asarray(hierarchy.edge_of, dtype=np.int64)
+        if not len(self._edge_of) and self.radio_map is None:  # one edge: everyone's
+            self._edge_of = np.zeros(len(self.n_samples), dtype=np.int64)
 
     def edge_of(self) -> np.ndarray:
         """Each client's edge now (its access point with the shared radio)."""
-        if len(self._edge_of):
-            return self._edge_of
-        if self.radio_map is not None:
+        if self.radio_map is not None and not self.hierarchy.edge_of:
             return np.asarray(self.radio_map.ap, dtype=np.int64)
-        return np.zeros(len(self.n_samples), dtype=np.int64)
+        return self._edge_of
 
     def run_round(self, round: int, select: SelectFn) -> RoundOutcome:
         """The edge round, and the cloud phase when the round ends a cloud period."""

@@ -44,7 +44,3 @@ class TierRecord:
     def tier(self) -> str:
         """``cloud`` when the round ends with a cloud aggregation, else ``edge``."""
         return "cloud" if self.cloud else "edge"
-
-    def edge_of(self, selected: tuple[int, ...], client: int) -> int:
-        """The edge of invited ``client`` (``selected`` is the round's invitees)."""
-        return self.edges[selected.index(client)]

@@ -126,6 +126,7 @@ def test_run_directory_names_every_column_reason_and_event_kind():
     from simfl.core.config import Battery, Energy
     from simfl.core.rng import RngTree
     from simfl.metrics.rundir import EVAL_COLUMNS, EVENT_COLUMNS, MAC_COLUMNS, ROUND_COLUMNS
+    from simfl.metrics.tiers import TIER_COLUMNS
     from simfl.sim.energy.battery import Batteries
 
     names = documented("run-directory.md")
@@ -134,7 +135,7 @@ def test_run_directory_names_every_column_reason_and_event_kind():
     assert {"round_open", "arrived", "attempt_lost", "mac_slots", "battery_dead",
             "loss_query_open", "graph_lost", "late"} <= kinds
     expected = (set(ROUND_COLUMNS) | set(EVAL_COLUMNS) | set(EVENT_COLUMNS) | set(MAC_COLUMNS)
-                | set(clients)
+                | set(clients) | set(TIER_COLUMNS)
                 | kinds | {"n_late_stored", "session"})
     assert not expected - names, f"not in docs/run-directory.md: {sorted(expected - names)}"
 

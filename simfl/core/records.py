@@ -15,13 +15,14 @@ from simfl.core.jobs import ClientUpdate, SummedUpdates, TrainJob
 from simfl.core.payloads import (CVaRPayload, CVaRResult, LocalPayload, LocalResult, ProxPayload,
                                  Record, ScaffoldPayload, ScaffoldResult, ScaledSgdPayload,
                                  SgdPayload, with_lr_scale)
+from simfl.core.tiers import TierRecord
 
 __all__ = [
     "MissingReason", "MISSING_REASONS", "EventKind", "MacSlots", "Event", "Arrival", "Missing",
     "RoundOutcome",
     "Record", "LocalResult", "ScaffoldResult", "CVaRResult", "LocalPayload", "SgdPayload",
     "ScaledSgdPayload", "ProxPayload", "ScaffoldPayload", "CVaRPayload", "with_lr_scale",
-    "TrainJob", "ClientUpdate", "SummedUpdates",
+    "TrainJob", "ClientUpdate", "SummedUpdates", "TierRecord",
 ]
 
 
@@ -163,7 +164,8 @@ class RoundOutcome:
 
     ``mac_slots`` holds the round's contention statistics, one record per number of
     contenders (ascending), when the MAC resolves contention (slotted ALOHA); None
-    with any other MAC.
+    with any other MAC. ``tier`` says what the edge and cloud tiers did in a round of
+    hierarchical FL (None without edge servers).
     """
 
     round: int
@@ -179,6 +181,7 @@ class RoundOutcome:
     multiplicity: tuple[int, ...] = ()
     late_received: tuple[Arrival, ...] = ()
     mac_slots: tuple[MacSlots, ...] | None = None
+    tier: TierRecord | None = None
 
     def n_missing(self, reason: str) -> int:
         return sum(1 for m in self.missing if m.reason == reason)

@@ -21,7 +21,9 @@ from simfl.core.config import LrSchedule, Scenario
 from simfl.core.errors import ConfigError
 from simfl.core.registry import registry
 from simfl.core.rng import RngTree
+from simfl.core.config.hierarchy import edge_work
 from simfl.experiment.devices import client_speeds
+from simfl.experiment.edges import tier_arguments, with_edges
 from simfl.experiment.probe import RunProbe
 from simfl.experiment.trainer import NullTrainer, Trainer
 from simfl.metrics.rundir import write_csv
@@ -37,6 +39,7 @@ from simfl.sim.radio.mobility import STILL, Mover, build_mover
 from simfl.sim.radio.propagation import build_radio_map
 from simfl.sim.radio.radio_map import RadioMap
 from simfl.sim.availability.sessions import SessionOnline
+from simfl.sim.hierarchy.simulation import TieredSimulation
 from simfl.sim.simulation import Simulation
 
 #: client-side training rules (the built-ins and any registered plug-in)
@@ -75,6 +78,11 @@ class BuildContext:
         return self.scenario.server.algorithm.wants_late
 
     @property
+    def tiered(self) -> bool:
+        """Whether edge servers stand between the clients and the server (HierFAVG)."""
+        return self.scenario.server.hierarchy is not None
+
+    @property
     def trains(self) -> bool:
         return not self.scenario.run.timing_only
 
@@ -94,6 +102,7 @@ def build_context(scenario: Scenario) -> BuildContext:
     """The run's random streams, data (when anything needs samples) and client sizes."""
     from simfl.train.data import build_data, client_sizes
 
+    scenario = edge_work(scenario)  # HierFAVG's kappa1 local rounds per edge round
     rngs = RngTree(scenario.seed)
     task, run = scenario.task, scenario.run
     # timing-only runs need only each client's size (the partition's size model)
@@ -132,8 +141,9 @@ def build_simulation(ctx: BuildContext, online) -> Simulation:
                                  scenario.population.energy, rngs,
                                  _nominal_rate_bps(net_cfg.uplink))
     energy.power.compute_w_by_client = compute_w
-    return Simulation(
-        rngs=rngs, n_samples=ctx.n_samples,
+    tiers = tier_arguments(scenario)  # edge servers: the rounds of TieredSimulation
+    return (TieredSimulation if tiers else Simulation)(
+        **tiers, rngs=rngs, n_samples=ctx.n_samples,
         work_samples=np.asarray(task.work_samples(ctx.n_samples), dtype=float),
         samples_per_s=speeds,
         online=online,
@@ -193,8 +203,8 @@ def build_trainer(ctx: BuildContext, online) -> Trainer:
     sessions = (NoSessions(compute) if cfg is None else
                 SessionRun(cfg, online, compute, ctx.data, scenario.task, ctx.rngs,
                            ctx.n_samples))
-    return ModelTrainer(scenario, compute, aggregator, sessions, ctx.data, ctx.rngs,
-                        ctx.n_samples, build_optimizer(ctx))
+    return with_edges(scenario, ModelTrainer(scenario, compute, aggregator, sessions, ctx.data,
+                                             ctx.rngs, ctx.n_samples, build_optimizer(ctx)))
 
 
 def build_optimizer(ctx: BuildContext) -> Transform | None:

@@ -9,6 +9,7 @@ from typing import Any, Sequence
 
 from simfl.core.records import Event, RoundOutcome
 from simfl.metrics.invariants import check_energy, check_rounds
+from simfl.metrics.tiers import TIER_COLUMNS, tier_row
 from simfl.metrics.rundir import (CSMA_COLUMNS, EVAL_COLUMNS, EVENT_COLUMNS, MAC_COLUMNS,
                                   ROUND_COLUMNS, append_text, csv_text, cut_tables, table_sizes,
                                   write_atomic, write_csv, write_json)
@@ -33,13 +34,15 @@ class RunRecorder:
 
     def __init__(self, out_dir: Path, config: dict[str, Any], target_accuracy: float | None,
                  started_s: float, flush_every_s: float = 1.0,
-                 eval_extra: tuple[str, ...] = (), late: bool = False,
+                 eval_extra: tuple[str, ...] = (), late: bool = False, tiers: bool = False,
                  keep_outcome_records: int = KEEP_OUTCOME_RECORDS, resume: bool = False) -> None:
         self.out_dir = out_dir
         #: replaying a resumed run's completed rounds: their rows are on disk already
         self.silent = resume
-        self.late = late  # the aggregator asked for late uploads: rounds.csv counts them
-        self.round_columns = ROUND_COLUMNS + (("n_late_stored",) if late else ())
+        # late uploads the aggregator asked for; edge servers: rounds.csv counts both
+        self.late, self.tiers = late, tiers
+        self.round_columns = ROUND_COLUMNS + (("n_late_stored",) if late else ()) + (
+            TIER_COLUMNS if tiers else ())
         self.eval_columns = EVAL_COLUMNS + eval_extra  # extra columns of evals.csv
         self.target_accuracy = target_accuracy
         self.flush_every_s = flush_every_s
@@ -89,7 +92,7 @@ class RunRecorder:
             outcome.round, outcome.t_open_s, outcome.t_close_s, outcome.n_available,
             len(outcome.selected), len(outcome.received), n("late"), n("erased"), n("collided"),
             n("battery"), n("offline"), outcome.retries, outcome.energy_j, trained, aggregated,
-            *((late_stored,) if self.late else ())))
+            *((late_stored,) if self.late else ()), *(tier_row(outcome) if self.tiers else ())))
         if outcome.mac_slots is not None:  # a contention MAC: mac.csv, from its first round on
             if self._pending_mac is None:
                 if not self.silent:

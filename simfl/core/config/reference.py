@@ -68,8 +68,8 @@ def _value_text(value: Any) -> str:
         return f"`{value.kind}`"
     if isinstance(value, Node):
         return "(section)"
-    if isinstance(value, tuple):
-        value = list(value)
+    if isinstance(value, tuple):  # a list of sections (a hierarchy's backhaul) as tables
+        value = [v.to_dict() if isinstance(v, Node) else v for v in value]
     return f"`{json.dumps(value)}`"
 
 
@@ -127,6 +127,8 @@ def _walk(cls: type[Node], path: str, sections: dict[type[Node], list[str]],
           points: dict[type[Choice], list[str]]) -> None:
     for name, tp in field_types(cls).items():
         for option in _options(tp):
+            if typing.get_origin(option) is tuple:  # a list of sections: each one's fields
+                option = typing.get_args(option)[0]
             if not (isinstance(option, type) and issubclass(option, Node)):
                 continue
             where = f"{path}.{name}" if path else name

@@ -11,6 +11,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
+from simfl.core.config.hierarchy import check_hierarchy
 from simfl.core.config.network import Network
 from simfl.core.config.node import Choice, Node, at_most, field_types, non_negative, require
 from simfl.core.config.population import Population
@@ -101,6 +102,7 @@ class Scenario(Node):
             require(self.run.checkpoint_every_rounds is None, "run.checkpoint_every_rounds",
                     self.run.checkpoint_every_rounds, f"null with server.mode = {mode!r} "
                     "(checkpoints are taken between the rounds of sync mode)")
+        check_hierarchy(self)
 
 
 def parse_override(text: str) -> tuple[str, Any]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from simfl.core.config.node import (MAX_CLIENTS, Choice, Node, at_most, non_negative, positive,
                                     require)
+from simfl.core.config.hierarchy import Hierarchy
 from simfl.core.config.papers import MIFA
 from simfl.core.config.aggregator import (CVaR, Aggregator, FedAR, FedAvg, FedAvgIS, FedAvgS,
                                           FedAvgSWait, FedLaAvg, FedProx, FedVARP, Mifa,
@@ -91,7 +92,9 @@ class Server(Node):
     client has ``deadline_s`` from its invitation; the model's versions replace rounds,
     and ``lr_schedule`` is read at the version a client was sent).
     ``optimizer`` transforms the aggregator's move before the server applies it
-    (:class:`ServerOptimizer`; default ``none``).
+    (:class:`ServerOptimizer`; default ``none``). ``hierarchy`` puts edge servers
+    between the clients and the server, which becomes the cloud (:class:`Hierarchy`;
+    null: none).
     """
 
     algorithm: Aggregator = FedAvg()
@@ -103,6 +106,7 @@ class Server(Node):
     min_updates: int = 0
     lr_schedule: LrSchedule = ConstantLr()
     optimizer: ServerOptimizer = NoServerOptimizer()
+    hierarchy: Hierarchy | None = None
 
     def validate(self) -> None:
         positive(self, "clients_per_round", "deadline_s")

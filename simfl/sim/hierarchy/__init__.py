@@ -1,0 +1,1 @@
+"""Hierarchical client-edge-cloud rounds: edge servers per access point and their backhaul."""

@@ -27,6 +27,9 @@ STUDY_FILE = "study.json"
 #: seeds of the full and the quick mode (a study may take more: ``seeds(n)``)
 FULL_SEEDS = (1, 2, 3, 4, 5)
 QUICK_SEEDS = (1, 2)
+#: what the quick mode's report says of its settings
+QUICK_DIFFERS = ["quick mode: a check of the machinery on small bundled data with few rounds "
+                 "and 2 seeds, not a reproduction"]
 
 
 def seeds(n: int) -> tuple[int, ...]:

@@ -31,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 import simfl
-from studies.common import QUICK_SEEDS, Arm, Study, main_for, seeds, write_client_labels
+from studies.common import (QUICK_DIFFERS, QUICK_SEEDS, Arm, Study, main_for, seeds,
+                            write_client_labels)
 
 NAME = "cvar"
 ALPHAS = [1.0, 0.3, 0.1]
@@ -93,7 +94,7 @@ def study(quick: bool = False, model: str | None = None, device: str = "cpu") ->
                  notes={"rounds": rounds, "data": "mnist5k; blobs (cvar3)",
                         "model": "mlp 128-128; mlp 2-64-3 (cvar3)", "alphas": ALPHAS,
                         "users": N_USERS, "rare_classes": list(RARE_CLASSES),
-                        "local_epochs": 10, "differs": DIFFERS,
+                        "local_epochs": 10, "differs": QUICK_DIFFERS if quick else DIFFERS,
                         "expected_wall_h": None if quick else EXPECTED_WALL_H},
                  after=write_client_labels)
 

@@ -25,8 +25,8 @@ table.
 from __future__ import annotations
 
 import simfl
-from studies.common import (QUICK_SEEDS, Arm, Study, describe, image_task, main_for, seeds,
-                            write_client_labels)
+from studies.common import (QUICK_DIFFERS, QUICK_SEEDS, Arm, Study, describe, image_task,
+                            main_for, seeds, write_client_labels)
 
 NAME = "fedar"
 P_MIN = [0.1, 0.5]
@@ -68,7 +68,7 @@ def study(quick: bool = False, model: str | None = None, device: str = "cpu") ->
                  grid={"population.availability.p_min": P_MIN},
                  notes={"clients": 100, "rounds": common["run.rounds"], "local_steps": 5,
                         "batch": 64, "lr": 0.1, "rho": 0.1, "cutoff_rounds": CUTOFF_ROUNDS,
-                        **describe(common), "differs": differs,
+                        **describe(common), "differs": QUICK_DIFFERS if quick else differs,
                         "expected_wall_h": None if quick else EXPECTED_WALL_H},
                  after=write_client_labels)
 

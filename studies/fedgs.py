@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import simfl
-from studies.common import QUICK_SEEDS, Arm, Study, main_for, seeds
+from studies.common import QUICK_DIFFERS, QUICK_SEEDS, Arm, Study, main_for, seeds
 
 NAME = "fedgs"
 MODES = ["ideal", "more_data_first", "less_data_first", "y_max_first", "y_cycle",
@@ -84,7 +84,7 @@ def study(quick: bool = False, model: str | None = None, device: str = "cpu") ->
                         "graph": "logit" if quick else "oracle",
                         "beta": "repository" if quick else PAPER_BETA,
                         "data": "synthetic(0.5, 0.5)", "model": "logreg 60-10",
-                        "differs": DIFFERS,
+                        "differs": QUICK_DIFFERS if quick else DIFFERS,
                         "expected_wall_h": None if quick else EXPECTED_WALL_H})
 
 

@@ -30,8 +30,8 @@ about 0.3 h of wall time with ``--jobs 2`` (a third added for a busy machine).
 from __future__ import annotations
 
 import simfl
-from studies.common import (FULL_SEEDS, QUICK_SEEDS, Arm, Study, describe, image_task,
-                            main_for)
+from studies.common import (QUICK_DIFFERS, FULL_SEEDS, QUICK_SEEDS, Arm, Study, describe,
+                            image_task, main_for)
 
 NAME = "fedlaavg"
 T1, T2 = 1, 3
@@ -44,7 +44,7 @@ EXPECTED_WALL_H = 0.3
 DIFFERS = [
     "Fashion-MNIST with logistic regression instead of CIFAR-10 with the tutorial CNN "
     "(which takes about 110 CPU-h for 10,000 rounds)",
-    f"{ROUNDS} rounds instead of the paper's 9,400-33,550; a half-period of {PERIOD} rounds "
+    f"{ROUNDS:,} rounds instead of the paper's 9,400-33,550; a half-period of {PERIOD} rounds "
     f"and {PER_ROUND} clients a round are simfl's choice",
 ]
 
@@ -84,8 +84,9 @@ def study(quick: bool = False, model: str | None = None, device: str = "cpu") ->
                 grid={"task.lr": GAMMAS}, seeds=(1,))
             for name, algorithm in (("fedavg", {"kind": "fedavg", "weighting": "uniform"}),
                                     ("fedlaavg", {"kind": "fedlaavg"}))]
-    for setting, availability in (("diurnal", {"population.availability.period_rounds": period}), ("always", {"population.availability":
-                                                               {"kind": "always"}})):
+    settings = {"diurnal": {"population.availability.period_rounds": period},
+                "always": {"population.availability": {"kind": "always"}}}
+    for setting, availability in settings.items():
         arms += [Arm(f"{setting}-fedavg", {**common, **availability,
                                            "server.algorithm": {"kind": "fedavg"},
                                            "server.sampler": {"kind": "uniform"}}),
@@ -99,7 +100,7 @@ def study(quick: bool = False, model: str | None = None, device: str = "cpu") ->
                         "t1": T1, "t2": T2, "period_rounds": 2 * period,
                         "clients": 50 if quick else N_CLIENTS,
                         "per_round": 5 if quick else PER_ROUND, **describe(common),
-                        "differs": DIFFERS,
+                        "differs": QUICK_DIFFERS if quick else DIFFERS,
                         "expected_wall_h": None if quick else EXPECTED_WALL_H})
 
 

@@ -25,7 +25,8 @@ machine).
 from __future__ import annotations
 
 import simfl
-from studies.common import QUICK_SEEDS, Arm, Study, describe, image_task, main_for, seeds
+from studies.common import (QUICK_DIFFERS, QUICK_SEEDS, Arm, Study, describe, image_task,
+                            main_for, seeds)
 
 NAME = "warm_start"
 INITS = {
@@ -69,7 +70,7 @@ def study(quick: bool = False, model: str | None = None, device: str = "cpu") ->
                  notes={"rounds_per_session": per_session, "sessions": sessions,
                         "rounds": per_session * sessions, "switch_window": SWITCH_WINDOW,
                         "clients": 20 if not quick else 40, "momentum": 0.9,
-                        **describe(common), "differs": DIFFERS,
+                        **describe(common), "differs": QUICK_DIFFERS if quick else DIFFERS,
                         "expected_wall_h": None if quick else EXPECTED_WALL_H})
 
 

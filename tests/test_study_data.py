@@ -53,3 +53,14 @@ def test_a_failed_install_still_says_what_to_run(tmp_path):
     with pytest.raises(data.DataMissing, match="apt-get install"):
         data.fashion_mnist_folder({}, tmp_path / "absent", installable=lambda: True,
                                   install=lambda: None)
+
+
+def test_python_m_studies_stops_with_one_line_when_the_data_is_missing(tmp_path, monkeypatch,
+                                                                      capsys):
+    from studies.run_all import main
+
+    monkeypatch.setenv(data.FASHION_ENV, str(tmp_path / "absent"))
+    assert main(["--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and data.FASHION_ENV in err
+    assert not (tmp_path / "out").exists()

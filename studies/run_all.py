@@ -32,13 +32,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="run these studies only (the report covers every campaign in --out)")
     args = p.parse_args(argv)
     started_s = time.perf_counter()
-    for name, module in STUDIES.items():
-        if args.only and name not in args.only:
-            continue
+    try:
+        chosen = {name: module.study(args.quick, args.model, args.device)
+                  for name, module in STUDIES.items() if not args.only or name in args.only}
+    except simfl.SimflError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    for study in chosen.values():
+        print(study.plan(), flush=True)
+    for name, study in chosen.items():
         t_s = time.perf_counter()
         try:
-            run_study(module.study(args.quick, args.model, args.device), args.out / name,
-                      jobs=args.jobs or (1 if args.quick else 2))
+            run_study(study, args.out / name, jobs=args.jobs or (1 if args.quick else 2))
         except simfl.SimflError as err:
             print(f"error: {name}: {err}", file=sys.stderr)
             return 2

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import simfl
-from studies import common, cvar, fedar, fedlaavg
+from studies import common, cvar, data, fedar, fedgs, fedlaavg, warm_start
 from studies.run_all import STUDIES, load_report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,29 +28,77 @@ def points(study):
             yield arm, simfl.apply_overrides(study.base, [*arm.set.items(), *zip(grid, combo)])
 
 
+@pytest.fixture
+def small_fashion(tmp_path, monkeypatch):
+    """A stand-in for Fashion-MNIST: four small generated IDX files in $SIMFL_FASHION_MNIST."""
+    from test_readers import write_idx
+
+    rng = np.random.default_rng(0)
+    for split, n in (("train", 200), ("t10k", 50)):
+        write_idx(tmp_path / f"{split}-images-idx3-ubyte",
+                  rng.integers(0, 256, (n, 28, 28), dtype=np.uint8))
+        write_idx(tmp_path / f"{split}-labels-idx1-ubyte", np.arange(n, dtype=np.uint8) % 10)
+    monkeypatch.setenv(data.FASHION_ENV, str(tmp_path))
+    return tmp_path
+
+
+#: seeds of each full study
+FULL_SEEDS = {"fedar": 10, "cvar": 20, "warm_start": 5, "fedgs": 10, "fedlaavg": 5}
+
+
 @pytest.mark.parametrize("quick", [True, False], ids=["quick", "full"])
 @pytest.mark.parametrize("name", sorted(STUDIES))
-def test_every_arm_and_grid_point_resolves(name, quick):
+def test_every_arm_and_grid_point_resolves(name, quick, small_fashion):
     study = STUDIES[name].study(quick)
     assert study.name == name and study.mode == ("quick" if quick else "full")
-    assert study.seeds == (common.QUICK_SEEDS if quick else common.FULL_SEEDS)
+    assert study.seeds == (common.QUICK_SEEDS if quick else common.seeds(FULL_SEEDS[name]))
     scenarios = list(points(study))
     assert scenarios
     for arm, scenario in scenarios:
         assert scenario.run.rounds >= 1
         if not quick and name not in ("cvar", "fedgs") and not arm.name.startswith("example1"):
-            assert scenario.task.dataset.kind in ("mnist5k", "idx")
+            assert scenario.task.dataset.kind == "idx"
+            assert scenario.task.dataset.path == str(small_fashion)
+    if not quick:
+        assert study.notes["differs"] and study.notes["expected_wall_h"] <= 2.0
+        assert "expected about" in study.plan()
 
 
-def test_the_campaign_sizes():
+def test_the_campaign_sizes(small_fashion):
     sizes = {name: (m.study(True).n_runs, m.study(False).n_runs) for name, m in STUDIES.items()}
-    # fedar: 6 methods x 3 p_min; cvar: 2 settings x 3 alphas; warm_start: 4 initialisers;
-    # fedgs: 9 arms x 7 modes; fedlaavg: Example 1 (2 methods x 2 gammas, 1 seed) + 2 methods
-    assert sizes == {"fedar": (36, 90), "cvar": (12, 30), "warm_start": (8, 20),
-                     "fedgs": (126, 315), "fedlaavg": (8, 14)}
+    # fedar: 6 methods x 2 p_min; cvar: 2 settings x 3 alphas; warm_start: 4 initialisers
+    # (x 4 grid cells in full); fedgs: 9 arms x 7 modes; fedlaavg: Example 1 (2 methods
+    # x 2 gammas, 1 seed) + 2 methods x 2 availability settings
+    assert sizes == {"fedar": (24, 120), "cvar": (12, 120), "warm_start": (8, 80),
+                     "fedgs": (126, 630), "fedlaavg": (12, 24)}
 
 
-def test_quick_mode_is_shorter():
+def test_the_papers_settings_in_the_full_mode(small_fashion):
+    def first(study, arm_name):
+        arm = next(a for a in study.arms if a.name == arm_name)
+        grid = {**study.grid, **arm.grid}
+        return simfl.apply_overrides(study.base, [*arm.set.items(),
+                                                  *((k, v[0]) for k, v in grid.items())])
+
+    s = first(fedar.study(False), "fedar")
+    assert (s.task.local_steps, s.task.batch_size, s.task.lr) == (5, 64, 0.1)
+    assert (s.server.algorithm.rho, s.server.algorithm.cutoff_rounds) == (0.1, 20)
+    s = first(warm_start.study(False), "similarity")
+    assert (s.task.optimizer.momentum, s.task.batch_size, s.task.n_clients) == (0.9, 128, 20)
+    assert s.run.rounds == 6 * s.population.sessions.rounds_per_session == 300
+    s = first(fedgs.study(False), "fedgs_a1")
+    assert (s.task.batch_size, s.run.rounds, s.server.sampler.feature) == (10, 1000, "oracle")
+    betas = {m["kind"]: m.get("beta") for m in fedgs.study(False).grid["population.availability"]}
+    assert betas["more_data_first"] == betas["less_data_first"] == 0.7
+    assert betas["log_normal"] == betas["sin_log_normal"] == 0.5
+    s = first(fedlaavg.study(False), "always-fedlaavg")
+    assert (s.task.n_clients, s.task.batch_size, s.population.availability.kind) == \
+        (1000, 5, "always")
+    s = first(cvar.study(False), "cvar30-a0.1")
+    assert (s.task.model.hidden, s.task.local_epochs, s.task.lr) == ((128, 128), 10, 1e-3)
+
+
+def test_quick_mode_is_shorter(small_fashion):
     for module in STUDIES.values():
         quick, full = module.study(True), module.study(False)
         q = max(s.run.rounds for _, s in points(quick))
@@ -58,11 +106,10 @@ def test_quick_mode_is_shorter():
         assert q < f
 
 
-def test_full_mode_reads_mnist_from_the_environment(monkeypatch):
-    monkeypatch.setenv(common.MNIST_ENV, "/data/mnist")
-    arm = fedar.study(False, model="cnn").arms[0]
-    assert arm.set["task.dataset"] == {"kind": "idx", "path": "/data/mnist"}
-    assert arm.set["task.model"] == "cnn"
+def test_full_mode_reads_fashion_mnist_from_the_environment(small_fashion):
+    arm = fedar.study(False, model="lenet5").arms[0]
+    assert arm.set["task.dataset"] == {"kind": "idx", "path": str(small_fashion)}
+    assert arm.set["task.model"] == "lenet5"
 
 
 def test_cvar30_relay_weights_follow_each_users_class():
@@ -75,7 +122,9 @@ def test_cvar30_relay_weights_follow_each_users_class():
         scenario = simfl.apply_overrides(study.base, [*arm.set.items(), ("seed", seed)])
         classes = np.argmax(label_histograms(build_context(scenario).data), axis=1)
         assert len(classes) == 30
-        assert scenario.network.mac.probs == tuple(cvar.WEIGHTS[k] for k in classes)
+        assert scenario.network.mac.probs == tuple(
+            cvar.RARE_WEIGHT if k in cvar.RARE_CLASSES else cvar.COMMON_WEIGHT for k in classes)
+        assert 0 < sum(p == cvar.RARE_WEIGHT for p in scenario.network.mac.probs) < 30
 
 
 def tiny_fedar(tmp_path):
@@ -129,9 +178,9 @@ def test_the_whole_quick_mode_and_its_report(tmp_path):
     text = (tmp_path / "report" / "report.md").read_text()
     table = text.split("## Verdicts")[1].split("## How")[0]
     rows = [line for line in table.splitlines() if line.startswith("| ") and "**" in line]
-    assert len(rows) == 7
+    assert len(rows) == 9
     assert all(any(f"**{v}**" in row for v in ("reproduced", "contradicted", "inconclusive",
                                                 "not assessed")) for row in rows)
-    for figure in ("fedar", "cvar", "warm_start", "fedgs", "fedlaavg"):
+    for figure in ("fedar", "cvar", "warm_start", "fedgs", "fedgs_counts", "fedlaavg"):
         assert (tmp_path / "report" / "figures" / f"{figure}.png").is_file()
     assert elapsed <= 600, f"the quick mode took {elapsed:.0f} s"

@@ -1,5 +1,5 @@
-"""CVaR's section: the accuracy of the rarely relayed users' class at a low risk level
-against the risk-neutral objective."""
+"""CVaR's section: the accuracy of the rarely relayed users' classes at the lower risk
+levels against the risk-neutral objective."""
 
 from __future__ import annotations
 
@@ -33,13 +33,32 @@ def rare_class(run: RunInfo) -> int | None:
     return int(np.flatnonzero(held)[np.argmin(weight[held])])
 
 
+def rare_classes(run: RunInfo) -> list[int]:
+    """The main classes of the users with the smallest relay weight (one class in the
+    three-user example, classes 8 and 9 in the thirty-user study)."""
+    labels_file = run.path / "client_labels.json"
+    if not labels_file.is_file():
+        return []
+    counts = np.asarray(json.loads(labels_file.read_text())["counts"], dtype=float)
+    probs = np.broadcast_to(np.asarray(run.get("network.mac.probs"), dtype=float),
+                            (counts.shape[0],))
+    rare = np.isclose(probs, probs.min())
+    return sorted({int(k) for k in np.argmax(counts[rare], axis=1)})
+
+
 def rare_series(run: RunInfo) -> Series:
-    k = rare_class(run)
-    return series(run, f"acc_class_{k}") if k is not None else Series(np.array([]), np.array([]))
+    """The mean test accuracy over the run's rare classes, against rounds."""
+    ks = rare_classes(run)
+    if not ks:
+        return Series(np.array([]), np.array([]))
+    evals = run.evals()
+    y = np.mean([evals[f"acc_class_{k}"] for k in ks], axis=0)
+    keep = np.isfinite(y)
+    return Series(evals["round"][keep], y[keep])
 
 
-#: the risk level of the claim (the paper's example); alpha = 0.5 is shown in the tables
-CVAR_CLAIM_ALPHA = 0.1
+#: the risk levels of the claim (the paper's grid), each against alpha = 1
+CVAR_CLAIM_ALPHAS = (0.3, 0.1)
 
 
 def cvar_section(c: Campaign, figures: Path) -> Section:
@@ -49,8 +68,9 @@ def cvar_section(c: Campaign, figures: Path) -> Section:
     alphas = sorted({float(r.get("server.algorithm.alpha")) for r in c.runs}, reverse=True)
 
     def rare(r: RunInfo) -> float:
-        k = rare_class(r)
-        return late_mean(r.evals(), f"acc_class_{k}") if k is not None else math.nan
+        ks = rare_classes(r)
+        evals = r.evals()
+        return float(np.mean([late_mean(evals, f"acc_class_{k}") for k in ks])) if ks else math.nan
 
     def worst(r: RunInfo) -> float:
         evals = r.evals()
@@ -64,23 +84,23 @@ def cvar_section(c: Campaign, figures: Path) -> Section:
                  mean_ci(rare(r) for r in runs).text(), mean_ci(worst(r) for r in runs).text()]
                 for a, runs in arm_runs.items()]
         body += [f"`{setting}` (accuracies: means over the last {LATE_SHARE:.0%} of the rounds):",
-                 "", md_table(["alpha", "accuracy", "rare class accuracy", "worst class accuracy"],
-                              rows)]
+                 "", md_table(["alpha", "accuracy", "rare classes' accuracy",
+                               "worst class accuracy"], rows)]
         if 1.0 in arm_runs:
-            for a in alphas:
-                if a == CVAR_CLAIM_ALPHA and arm_runs[a]:
-                    comparisons.append(compare(f"alpha {a:g} > alpha 1 ({setting})",
-                                               by_seed(arm_runs[a], rare),
-                                               by_seed(arm_runs[1.0], rare)))
+            comparisons += [compare(f"alpha {a:g} > alpha 1 ({setting})",
+                                    by_seed(arm_runs[a], rare), by_seed(arm_runs[1.0], rare))
+                            for a in alphas if a in CVAR_CLAIM_ALPHAS and arm_runs[a]]
         panels.append((setting, {f"alpha {a:g}": [rare_series(r) for r in runs]
                                  for a, runs in arm_runs.items()}))
     if panels:
-        plot_panels(figures / "cvar.png", panels, "rare class test accuracy")
-        body += ["![CVaR: the rare class's accuracy against rounds](figures/cvar.png)", ""]
-    body += ["The rare class of a run is the one with the smallest total relay probability "
-             "(summed over the users whose main label it is): the rare user's class in "
-             "`cvar3`, class 2 in `cvar30`.", ""]
-    verdict_block(f"Training for the CVaR of the loss at risk level alpha = "
-                  f"{CVAR_CLAIM_ALPHA:g} raises the accuracy on the class of the rarely relayed "
-                  "users above that of the risk-neutral objective (alpha = 1).", comparisons, "rare class accuracy", claims, body)
+        plot_panels(figures / "cvar.png", panels, "rare classes' test accuracy")
+        body += ["![CVaR: the rare classes' accuracy against rounds](figures/cvar.png)", ""]
+    body += ["The rare classes of a run are the main labels of the users with the smallest "
+             "relay weight: the rare user's class in `cvar3`, the users of classes 8 and 9 in "
+             "`cvar30`; a run's score is their mean accuracy.", ""]
+    verdict_block("Training for the CVaR of the loss at risk level alpha = 0.3 or 0.1 raises "
+                  "the accuracy on the classes of the rarely relayed users above that of the "
+                  "risk-neutral objective (alpha = 1).", comparisons,
+                  "rare classes' accuracy", claims, body,
+                  paper_effect="not stated as a number (the paper shows curves)")
     return Section("CVaR: risk-aware FL under a random-access relay", claims, body)

@@ -18,6 +18,8 @@ from ..verdicts import compare, mean_ci
 
 
 FEDAR_BASELINES = ("mifa", "fedvarp", "fedavg_is", "fedavg_s", "scaffold")
+#: the paper's gain over its best baseline: about 3 accuracy points (CIFAR-10, LeNet-5)
+PAPER_GAIN = 0.03
 
 
 def client_accuracies(run: RunInfo) -> np.ndarray | None:
@@ -65,8 +67,8 @@ def fedar_section(c: Campaign, figures: Path) -> Section:
         body += [f"p_min = {p_min}:", "",
                  md_table(["method", *metrics, *client_stats], rows)]
         late = {arm: by_seed(runs[arm], metrics["last-10 accuracy"]) for arm in arms}
-        comparisons += [compare(f"fedar > {b} (p_min {p_min})", late["fedar"], late[b])
-                        for b in FEDAR_BASELINES]
+        comparisons += [compare(f"fedar > {b} (p_min {p_min})", late["fedar"], late[b],
+                                paper_effect=PAPER_GAIN) for b in FEDAR_BASELINES]
         panels.append((f"p_min = {p_min}", {arm: [series(r, "accuracy") for r in runs[arm]]
                                             for arm in arms}))
     if panels:
@@ -79,5 +81,6 @@ def fedar_section(c: Campaign, figures: Path) -> Section:
     verdict_block("FedAR reaches a higher accuracy (mean of the last 10 evaluations) than "
                   "MIFA, FedVARP, FedAvg-IS, FedAvg(S) and SCAFFOLD when client availability "
                   "is heterogeneous, p_i ~ U(p_min, 1).", comparisons, "last-10 accuracy",
-                  claims, body)
+                  claims, body, paper_effect=f"about {PAPER_GAIN:+.2f} over the best baseline "
+                  "(CIFAR-10, LeNet-5; at least that over the others)")
     return Section("FedAR: availability-aware aggregation", claims, body)

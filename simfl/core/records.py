@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from simfl.core.air_slot import AirSlot
 from simfl.core.jobs import ClientUpdate, SummedUpdates, TrainJob
 from simfl.core.payloads import (CVaRPayload, CVaRResult, LocalPayload, LocalResult, ProxPayload,
                                  Record, ScaffoldPayload, ScaffoldResult, ScaledSgdPayload,
@@ -18,7 +19,7 @@ from simfl.core.payloads import (CVaRPayload, CVaRResult, LocalPayload, LocalRes
 
 __all__ = [
     "MissingReason", "MISSING_REASONS", "EventKind", "MacSlots", "Event", "Arrival", "Missing",
-    "RoundOutcome",
+    "RoundOutcome", "AirSlot",
     "Record", "LocalResult", "ScaffoldResult", "CVaRResult", "LocalPayload", "SgdPayload",
     "ScaledSgdPayload", "ProxPayload", "ScaffoldPayload", "CVaRPayload", "with_lr_scale",
     "TrainJob", "ClientUpdate", "SummedUpdates",
@@ -53,6 +54,8 @@ class MissingReason(_Named):
     BATTERY = "battery"
     #: lost to MAC contention (retry limit, relay drop, or still contending at the close)
     COLLIDED = "collided"
+    #: sat out an analog slot (``aircomp``) in a deep fade, below the truncation threshold
+    TRUNCATED = "truncated"
 
 
 #: the reasons' values, in table order
@@ -163,7 +166,7 @@ class RoundOutcome:
 
     ``mac_slots`` holds the round's contention statistics, one record per number of
     contenders (ascending), when the MAC resolves contention (slotted ALOHA); None
-    with any other MAC.
+    with any other MAC. ``air`` is the round's analog slot (``aircomp``), else None.
     """
 
     round: int
@@ -179,6 +182,7 @@ class RoundOutcome:
     multiplicity: tuple[int, ...] = ()
     late_received: tuple[Arrival, ...] = ()
     mac_slots: tuple[MacSlots, ...] | None = None
+    air: AirSlot | None = None
 
     def n_missing(self, reason: str) -> int:
         return sum(1 for m in self.missing if m.reason == reason)

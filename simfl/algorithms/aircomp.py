@@ -4,7 +4,7 @@ Zhu, Wang, Huang, "Broadband Analog Aggregation for Low-Latency Federated Edge
 Learning", IEEE TWC 2020 (truncated channel inversion), and Yang, Jiang, Shi, Ding,
 "Federated Learning via Over-the-Air Computation", IEEE TWC 2020, eq. (8) (the MSE
 sigma^2 / eta). The timing path decides the round's analog slot
-(:mod:`simfl.sim.radio.aircomp`): who transmitted and the common scale eta. With every
+(:mod:`simfl.sim.mac.aircomp`): who transmitted and the common scale eta. With every
 participant k inverting its channel to sqrt(eta), the server receives
 y = sqrt(eta) * sum_k delta_k + n, n ~ N(0, sigma^2) per entry, and estimates the sum as
 y / sqrt(eta) = sum_k delta_k + z, z ~ N(0, sigma^2 / eta) (``AirSlot.mse``). The step is

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 class AirSlot:
     """Who transmitted in a round's analog slot, and how precise their superposed sum is.
 
-    The timing path fixes it (:mod:`simfl.sim.radio.aircomp`); the ``aircomp`` aggregator
+    The timing path fixes it (:mod:`simfl.sim.mac.aircomp`); the ``aircomp`` aggregator
     reads it. ``participants`` (sorted ids) are the clients whose updates superposed;
     ``truncated`` those that sat out in a deep fade (|h_k|^2 below the threshold).
     ``eta`` is the common scale P * min_k |h_k|^2 over the participants (0 without

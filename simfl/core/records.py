@@ -41,7 +41,8 @@ class MissingReason(_Named):
     """Why an invited client's update did not reach the server in time.
 
     The values are the strings written to the tables (``n_<reason>`` columns of
-    ``rounds.csv``, ``kind`` of ``events.csv``); a member compares equal to its value.
+    ``rounds.csv``, and ``n_truncated`` of ``aircomp.csv``; ``kind`` of ``events.csv``); a
+    member compares equal to its value.
     """
 
     #: not online when invited, or went offline during the round

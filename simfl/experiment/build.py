@@ -34,7 +34,7 @@ from simfl.sim.radio.capture import air_of
 from simfl.sim.radio.fading import build_fading
 from simfl.sim.radio.link import RadioLink
 from simfl.sim.radio.mobility import STILL, Mover, build_mover
-from simfl.sim.radio.aircomp import build_aircomp_access
+from simfl.sim.mac.aircomp import build_aircomp_access
 from simfl.sim.radio.propagation import build_radio_map
 from simfl.sim.radio.radio_map import RadioMap
 from simfl.sim.availability.sessions import SessionOnline

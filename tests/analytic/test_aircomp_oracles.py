@@ -14,7 +14,7 @@ from simfl.algorithms import build_aggregator
 from simfl.core.config import AirComp
 from simfl.core.records import Arrival, ClientUpdate, RoundOutcome
 from simfl.core.rng import RngTree
-from simfl.sim.radio.aircomp import AirCompAccess
+from simfl.sim.mac.aircomp import AirCompAccess
 
 
 def _slots(air, n_clients, rounds, mean_snr_db=None, seed=11):

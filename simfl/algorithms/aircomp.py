@@ -53,6 +53,7 @@ class AirComp:
         if not updates:
             return params, state, report(0, False)
         names = list(params)
+        summed: Sequence[torch.Tensor]
         if isinstance(updates, SummedUpdates):  # summed by the executor, every weight 1
             if any(w != 1.0 for w in updates.weights):
                 raise ValueError("the updates were summed with weights other than 1")
@@ -61,14 +62,14 @@ class AirComp:
             ordered = sorted(updates, key=lambda u: u.client)  # independent of arrival order
             n, summed = len(ordered), [ordered[0].delta[name] for name in names]
             for u in ordered[1:]:
-                summed = torch._foreach_add(summed, [u.delta[name] for name in names])
+                summed = torch._foreach_add(list(summed), [u.delta[name] for name in names])
         air = outcome.air
         mse = air.mse if air is not None else 0.0
-        if mse > 0 and math.isfinite(mse):  # the receiver's noise on the estimated sum
-            gen = torch.Generator().manual_seed(air.noise_seed)  # type: ignore[union-attr]
+        if air is not None and mse > 0 and math.isfinite(mse):  # the receiver's noise
+            gen = torch.Generator().manual_seed(air.noise_seed)
             noise = [torch.randn(t.shape, generator=gen, dtype=t.dtype).to(t.device)
                      for t in summed]
-            summed = torch._foreach_add(summed, noise, alpha=math.sqrt(mse))
-        new = torch._foreach_add([params[name] for name in names], summed,
+            summed = torch._foreach_add(list(summed), noise, alpha=math.sqrt(mse))
+        new = torch._foreach_add([params[name] for name in names], list(summed),
                                  alpha=self.cfg.server_lr / float(n))
         return dict(zip(names, new)), state, report(n, True, aircomp_mse=mse)

@@ -100,3 +100,10 @@ def test_bad_input_is_one_line_and_exit_2(setting, words, capsys):
     err = capsys.readouterr().err
     assert code == 2 and words in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_the_slot_is_decided_without_training(tiny_scenario, tmp_path):
+    scenario = with_(tiny_scenario, *AIR)
+    trained = run(scenario, tmp_path / "trained").out_dir
+    timed = run(with_(scenario, "run.timing_only=true"), tmp_path / "timed").out_dir
+    assert (trained / "aircomp.csv").read_bytes() == (timed / "aircomp.csv").read_bytes()

@@ -107,3 +107,28 @@ def test_the_slot_is_decided_without_training(tiny_scenario, tmp_path):
     trained = run(scenario, tmp_path / "trained").out_dir
     timed = run(with_(scenario, "run.timing_only=true"), tmp_path / "timed").out_dir
     assert (trained / "aircomp.csv").read_bytes() == (timed / "aircomp.csv").read_bytes()
+
+
+def test_the_noise_is_the_slot_seed_s_and_leaves_the_inputs_alone():
+    import torch
+
+    from simfl.algorithms import build_aggregator
+    from simfl.core.air_slot import AirSlot
+    from simfl.core.config import AirComp
+    from simfl.core.records import Arrival, ClientUpdate, RoundOutcome
+
+    agg = build_aggregator(AirComp(), 0.1)
+    params = {"w": torch.zeros(50, dtype=torch.float64)}
+    updates = [ClientUpdate(c, 0, 10, {"w": torch.full((50,), float(c), dtype=torch.float64)},
+                            train_loss=0.0) for c in (1, 2)]
+
+    def step(seed):
+        slot = AirSlot(0, 1.0, 0.1, (1, 2), (), 0.5, 1e-2, seed)
+        outcome = RoundOutcome(0, 0.0, 5.0, 1.1, 2, (1, 2),
+                               tuple(Arrival(c, 0, 1.1, 10) for c in (1, 2)), (), air=slot)
+        return agg.aggregate(None, params, outcome, updates)[0]["w"]
+
+    assert torch.equal(step(7), step(7)) and not torch.equal(step(7), step(8))
+    assert torch.equal(params["w"], torch.zeros(50, dtype=torch.float64))
+    assert torch.equal(updates[1].delta["w"], torch.full((50,), 2.0, dtype=torch.float64))
+    assert abs(float(step(7).mean()) - 1.5) < 0.1  # the average (1 + 2) / 2, plus noise

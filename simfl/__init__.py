@@ -35,8 +35,8 @@ from simfl.core.config import (
     # scripted kinds (tests and worked examples)
     ScriptedAvailability, ScriptedErasureChannel, ScriptedMac,
     # server: aggregators and samplers
-    CVaR, FedAR, FedAvg, FedAvgIS, FedAvgS, FedAvgSWait, FedLaAvg, FedProx, FedVARP, Mifa,
-    Scaffold,
+    AirComp, CVaR, FedAR, FedAvg, FedAvgIS, FedAvgS, FedAvgSWait, FedLaAvg, FedProx, FedVARP,
+    Mifa, Scaffold,
     ConstantLr, ExponentialLr, InverseRoundLr, LrSchedule,
     ServerOptimizer, NoServerOptimizer, ServerSgd, FedAvgM, FedAdam, FedYogi, FedAdagrad,
     AllAvailable, FedGS, LongestAbsent, Md, PowerOfChoice, Uniform, WaitGroup,
@@ -132,7 +132,7 @@ __all__ = [
     "GridPlacement", "FilePlacement", "Placement", "Static", "ConstantVelocity",
     "RandomWaypoint", "Mobility", "Cells", "Radio", "LogDistance", "FreeSpace", "PathLoss",
     "FixedPower", "ChannelInversion", "TruncatedInversion", "PowerControl",
-    "CVaR", "FedAR", "FedAvg", "FedAvgIS", "FedAvgS", "FedAvgSWait", "FedLaAvg", "FedProx",
+    "AirComp", "CVaR", "FedAR", "FedAvg", "FedAvgIS", "FedAvgS", "FedAvgSWait", "FedLaAvg", "FedProx",
     "FedVARP", "Mifa",
     "Scaffold", "AllAvailable", "FedGS", "LongestAbsent", "Md", "PowerOfChoice", "Uniform",
     "WaitGroup", "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule",

@@ -45,6 +45,7 @@ EMPTY_ROUND_FACTOR = {
     "fedvarp": 1.0,       # v = ybar
     "fedar": math.sqrt(2.0),  # every tau = 1: psi = 2^0.5 for all, N_t = N
     "fedprox": 0.0,       # FedAvg on the server
+    "aircomp": 0.0,       # nothing superposed, nothing to apply
     "cvar": 0.0,          # no relayed pair: neither the model nor t moves
     "median": 0.0,        # the example plug-in (scenarios/custom_rule.py): nothing to take
 }

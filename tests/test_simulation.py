@@ -265,7 +265,7 @@ def test_a_device_round_runs_on_its_collaborators_alone():
 def test_missing_reasons_are_str_enums_equal_to_their_table_names():
     from simfl.core.records import MISSING_REASONS, EventKind, MissingReason
 
-    assert MISSING_REASONS == ("offline", "erased", "late", "battery", "collided")
+    assert MISSING_REASONS == ("offline", "erased", "late", "battery", "collided", "truncated")
     assert [str(r) for r in MissingReason] == list(MISSING_REASONS)
     assert f"{MissingReason.LATE}" == "late" and f"{EventKind.ROUND_OPEN}" == "round_open"
     outcome = make_sim(n_clients=2, compute_s=(1.0, 20.0)).run_round(0, everyone)

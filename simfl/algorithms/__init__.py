@@ -36,6 +36,7 @@ AGGREGATORS: dict[type, str | type] = {
     server.Scaffold: "scaffold:Scaffold",
     server.FedProx: "fedprox:FedProx",
     server.CVaR: "cvar:CVaR",
+    server.AirComp: "aircomp:AirComp",
 }
 #: the aggregators whose server step is eta_g * eta_l: they follow ``server.lr_schedule``
 SCHEDULED = (server.Mifa, server.FedAR, server.FedVARP, server.FedLaAvg)
@@ -94,6 +95,7 @@ def _implemented(implementations: dict[type, Any], config: Any, field: str) -> A
 
 
 if TYPE_CHECKING:  # mypy checks every built-in aggregator against the Aggregator Protocol
+    from simfl.algorithms.aircomp import AirComp
     from simfl.algorithms.cvar import CVaR
     from simfl.algorithms.fedar import FedAR
     from simfl.algorithms.fedavg import FedAvg
@@ -105,5 +107,6 @@ if TYPE_CHECKING:  # mypy checks every built-in aggregator against the Aggregato
     from simfl.algorithms.mifa import Mifa
     from simfl.algorithms.scaffold import Scaffold
 
-    _BUILT_IN: tuple[type[Aggregator], ...] = (CVaR, FedAR, FedAvg, FedAvgIS, FedAvgWait, FedLaAvg,
-                                               FedProx, FedVARP, Mifa, Scaffold)
+    _BUILT_IN: tuple[type[Aggregator], ...] = (AirComp, CVaR, FedAR, FedAvg, FedAvgIS,
+                                               FedAvgWait, FedLaAvg, FedProx, FedVARP, Mifa,
+                                               Scaffold)

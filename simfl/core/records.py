@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from simfl.core.air_slot import AirSlot
 from simfl.core.jobs import ClientUpdate, SummedUpdates, TrainJob
 from simfl.core.payloads import (CVaRPayload, CVaRResult, LocalPayload, LocalResult, ProxPayload,
                                  Record, ScaffoldPayload, ScaffoldResult, ScaledSgdPayload,
@@ -19,7 +20,7 @@ from simfl.core.tiers import TierRecord
 
 __all__ = [
     "MissingReason", "MISSING_REASONS", "EventKind", "MacSlots", "Event", "Arrival", "Missing",
-    "RoundOutcome",
+    "RoundOutcome", "AirSlot",
     "Record", "LocalResult", "ScaffoldResult", "CVaRResult", "LocalPayload", "SgdPayload",
     "ScaledSgdPayload", "ProxPayload", "ScaffoldPayload", "CVaRPayload", "with_lr_scale",
     "TrainJob", "ClientUpdate", "SummedUpdates", "TierRecord",
@@ -41,7 +42,8 @@ class MissingReason(_Named):
     """Why an invited client's update did not reach the server in time.
 
     The values are the strings written to the tables (``n_<reason>`` columns of
-    ``rounds.csv``, ``kind`` of ``events.csv``); a member compares equal to its value.
+    ``rounds.csv``, and ``n_truncated`` of ``aircomp.csv``; ``kind`` of ``events.csv``); a
+    member compares equal to its value.
     """
 
     #: not online when invited, or went offline during the round
@@ -54,6 +56,8 @@ class MissingReason(_Named):
     BATTERY = "battery"
     #: lost to MAC contention (retry limit, relay drop, or still contending at the close)
     COLLIDED = "collided"
+    #: sat out an analog slot (``aircomp``) in a deep fade, below the truncation threshold
+    TRUNCATED = "truncated"
 
 
 #: the reasons' values, in table order
@@ -165,7 +169,8 @@ class RoundOutcome:
     ``mac_slots`` holds the round's contention statistics, one record per number of
     contenders (ascending), when the MAC resolves contention (slotted ALOHA); None
     with any other MAC. ``tier`` says what the edge and cloud tiers did in a round of
-    hierarchical FL (None without edge servers).
+    hierarchical FL (None without edge servers). ``air`` is the round's analog slot
+    (``aircomp``), else None.
     """
 
     round: int
@@ -182,6 +187,7 @@ class RoundOutcome:
     late_received: tuple[Arrival, ...] = ()
     mac_slots: tuple[MacSlots, ...] | None = None
     tier: TierRecord | None = None
+    air: AirSlot | None = None
 
     def n_missing(self, reason: str) -> int:
         return sum(1 for m in self.missing if m.reason == reason)

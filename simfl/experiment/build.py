@@ -17,7 +17,7 @@ import simpy
 
 from simfl.algorithms import build_aggregator, build_sampler
 from simfl.algorithms.server_optimizers import Transform, build_server_optimizer
-from simfl.core.config import LrSchedule, Scenario
+from simfl.core.config import AirComp, LrSchedule, Scenario
 from simfl.core.errors import ConfigError
 from simfl.core.registry import registry
 from simfl.core.rng import RngTree
@@ -36,6 +36,7 @@ from simfl.sim.radio.capture import air_of
 from simfl.sim.radio.fading import build_fading
 from simfl.sim.radio.link import RadioLink
 from simfl.sim.radio.mobility import STILL, Mover, build_mover
+from simfl.sim.mac.aircomp import build_aircomp_access
 from simfl.sim.radio.propagation import build_radio_map
 from simfl.sim.radio.radio_map import RadioMap
 from simfl.sim.availability.sessions import SessionOnline
@@ -151,8 +152,11 @@ def build_simulation(ctx: BuildContext, online) -> Simulation:
         model_bytes=ctx.model_bytes, arq_max_attempts=net_cfg.arq_max_attempts,
         clients_per_round=server.clients_per_round, overcommit=server.overcommit,
         deadline_s=server.deadline_s, keep_events=scenario.run.events, battery=energy,
-        mac=build_mac(net_cfg.mac, env, rngs, task.n_clients, energy.charge_transmissions,
-                      air=air_of(net_cfg, radio_map)),
+        mac=(build_aircomp_access(server.algorithm, env, rngs, task.n_clients, server.deadline_s,
+                                  net_cfg.radio and net_cfg.radio.bandwidth_hz, radio_map)
+             if isinstance(server.algorithm, AirComp) else
+             build_mac(net_cfg.mac, env, rngs, task.n_clients, energy.charge_transmissions,
+                       air=air_of(net_cfg, radio_map))),
         keep_late=ctx.keep_late, env=env,
         broadcast=(Broadcast(ctx.model_bytes, _nominal_rate_bps(net_cfg.downlink), radio_map)
                    if net_cfg.downlink_mode == "broadcast" else None))

@@ -10,12 +10,13 @@ from typing import Any, Sequence
 from simfl.core.records import Event, RoundOutcome
 from simfl.metrics.invariants import check_energy, check_rounds
 from simfl.metrics.tiers import TIER_COLUMNS, tier_row
-from simfl.metrics.rundir import (CSMA_COLUMNS, EVAL_COLUMNS, EVENT_COLUMNS, MAC_COLUMNS,
-                                  ROUND_COLUMNS, append_text, csv_text, cut_tables, table_sizes,
-                                  write_atomic, write_csv, write_json)
+from simfl.metrics.rundir import (EVAL_COLUMNS, EVENT_COLUMNS, ROUND_COLUMNS, append_text,
+                                  csv_text, cut_tables, table_sizes, write_atomic, write_csv,
+                                  write_json)
+from simfl.metrics.side_tables import SideTables
 
 #: the tables the recorder appends to while the run goes on
-TABLES = ("rounds.csv", "evals.csv", "mac.csv")
+TABLES = ("rounds.csv", "evals.csv", "mac.csv", "aircomp.csv")
 
 #: invitee records (received plus missing) of the latest rounds that ``outcomes`` keeps
 KEEP_OUTCOME_RECORDS = 200_000
@@ -59,7 +60,7 @@ class RunRecorder:
         self.client_table: dict[str, Sequence[Any]] | None = None  # see clients()
         self._pending_rounds: list[tuple] = []
         self._pending_evals: list[tuple] = []
-        self._pending_mac: list[tuple] | None = None  # mac.csv rows (once the MAC contends)
+        self.side_tables = SideTables(out_dir)  # mac.csv and aircomp.csv, from their first row
         #: the latest evaluation row (a list of at most one row, newest last)
         self.eval_rows: list[tuple] = []
         self._final_accuracy: float | None = None
@@ -93,15 +94,7 @@ class RunRecorder:
             len(outcome.selected), len(outcome.received), n("late"), n("erased"), n("collided"),
             n("battery"), n("offline"), outcome.retries, outcome.energy_j, trained, aggregated,
             *((late_stored,) if self.late else ()), *(tier_row(outcome) if self.tiers else ())))
-        if outcome.mac_slots is not None:  # a contention MAC: mac.csv, from its first round on
-            if self._pending_mac is None:
-                if not self.silent:
-                    carrier_sense = any(s.extra() for s in outcome.mac_slots)
-                    columns = MAC_COLUMNS + (CSMA_COLUMNS if carrier_sense else ())
-                    write_atomic(self.out_dir / "mac.csv", csv_text(columns, ()))
-                self._pending_mac = []
-            self._pending_mac += [(s.round, s.contenders, s.slots, s.successes, *s.extra())
-                                  for s in outcome.mac_slots]
+        self.side_tables.round(outcome, self.silent)  # mac.csv, aircomp.csv
         self.flush()
 
     def _check(self, outcome: RoundOutcome, trained: int, aggregated: int) -> None:
@@ -152,14 +145,11 @@ class RunRecorder:
         if self._pending_evals:
             append_text(self.out_dir / "evals.csv", csv_text(None, self._pending_evals))
             self._pending_evals = []
-        if self._pending_mac:
-            append_text(self.out_dir / "mac.csv", csv_text(None, self._pending_mac))
-            self._pending_mac = []
+        self.side_tables.flush()
 
     def _discard_pending(self) -> None:
         self._pending_rounds, self._pending_evals = [], []
-        if self._pending_mac is not None:
-            self._pending_mac = []
+        self.side_tables.discard()
 
     def snapshot(self) -> dict[str, Any]:
         """What a checkpoint keeps of the recorder: its tables' sizes on disk (after a

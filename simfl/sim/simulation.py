@@ -245,4 +245,4 @@ class Simulation:
             received=tuple(received), missing=tuple(missing),
             retries=self.retries - retries_before, energy_j=self.energy.take_round_energy_j(),
             multiplicity=tuple(draws.tolist()) if (draws > 1).any() else (),
-            late_received=late_received, mac_slots=mac_slots)
+            late_received=late_received, mac_slots=mac_slots, air=self.mac.air_slot())

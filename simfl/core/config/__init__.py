@@ -18,6 +18,7 @@ from simfl.core.config.scripts import load_scenario
 from simfl.core.config.server import (Aggregator, ConstantLr, CVaR, ExponentialLr, FedAR,
                                       FedAvg, FedAvgIS, FedAvgS, FedAvgSWait, FedLaAvg, FedProx,
                                       FedVARP, InverseRoundLr, LrSchedule, Mifa, Scaffold, Server)
+from simfl.core.config.aircomp import AirComp
 from simfl.core.config.server import AsyncMode, BufferedMode, ServerMode, SyncMode
 from simfl.core.config.server import (FedAdagrad, FedAdam, FedAvgM, FedYogi, NoServerOptimizer,
                                       ServerOptimizer, ServerSgd)
@@ -37,7 +38,7 @@ from simfl.core.config.radio import (Cells, ChannelInversion, FixedPower, FreeSp
 from simfl.core.config.scripted import ScriptedAvailability, ScriptedErasureChannel, ScriptedMac
 
 __all__ = [
-    "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule",
+    "AirComp", "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule",
     "Aggregator", "AllAvailable", "Always", "Availability", "Bernoulli", "Diurnal", "Ideal",
     "LessDataFirst", "LogNormal", "Markov", "MifaAdversarial", "MoreDataFirst", "SinLogNormal",
     "Trace", "YCycle", "YMaxFirst", "Blobs", "Channel",

@@ -11,6 +11,7 @@ import typing
 from dataclasses import dataclass
 from typing import Any
 
+from simfl.core.config.aircomp import check_aircomp
 from simfl.core.config.hierarchy import check_hierarchy
 from simfl.core.config.network import Network
 from simfl.core.config.node import Choice, Node, at_most, field_types, non_negative, require
@@ -91,6 +92,7 @@ class Scenario(Node):
                 "static unless network.radio and population.placement are set")
         require(has_radio or not self.run.mobility_csv, "run.mobility_csv",
                 self.run.mobility_csv, "false unless network.radio is set (positions)")
+        check_aircomp(self)
         mode = self.server.mode.kind
         if mode != "sync":  # async, buffered: no rounds
             require(self.network.mac.kind in ("ideal", "slotted_aloha"), "network.mac.kind",

@@ -13,11 +13,12 @@ from simfl.core.config.aggregator import (CVaR, Aggregator, FedAR, FedAvg, FedAv
                                           FedAvgSWait, FedLaAvg, FedProx, FedVARP, Mifa,
                                           Scaffold)
 from simfl.core.config.sampler import Sampler, Uniform, WaitGroup
+from simfl.core.config.aircomp import AirComp
 from simfl.core.config.server_mode import AsyncMode, BufferedMode, ServerMode, SyncMode
 from simfl.core.config.server_optimizer import (FedAdagrad, FedAdam, FedAvgM, FedYogi,
                                                 NoServerOptimizer, ServerOptimizer, ServerSgd)
 
-__all__ = ["Aggregator", "AsyncMode", "BufferedMode", "CVaR", "ConstantLr", "ExponentialLr",
+__all__ = ["Aggregator", "AirComp", "AsyncMode", "BufferedMode", "CVaR", "ConstantLr", "ExponentialLr",
            "FedAR", "FedAdagrad", "FedAdam", "FedAvg", "FedAvgIS", "FedAvgM", "FedAvgS",
            "FedAvgSWait", "FedLaAvg", "FedProx", "FedVARP", "FedYogi", "InverseRoundLr",
            "LrSchedule", "Mifa", "NoServerOptimizer", "Scaffold", "Server", "ServerMode",

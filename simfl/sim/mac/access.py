@@ -20,7 +20,8 @@ import simpy
 
 from simfl.core.config.network import Mac
 from simfl.core.errors import ConfigError
-from simfl.core.records import MacSlots
+from simfl.core.air_slot import AirSlot
+from simfl.core.records import MacSlots, MissingReason
 from simfl.core.rng import RngTree
 from simfl.sim.links.channel import Bursts
 from simfl.sim.radio.capture import Air
@@ -120,6 +121,14 @@ class IdealAccess:
         return None
 
     def request(self, client: int) -> simpy.Event | None:
+        return None
+
+    def refusal(self, client: int) -> tuple[MissingReason, str]:
+        """Why a request of ``client`` failed (its record's reason and detail)."""
+        return MissingReason.COLLIDED, "mac retry limit"
+
+    def air_slot(self) -> AirSlot | None:
+        """The analog slot of the round that just closed (``aircomp``), else None."""
         return None
 
     def leave(self, client: int) -> bool:

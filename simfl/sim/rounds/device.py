@@ -125,7 +125,7 @@ def device_round(devices: Devices, client: int,
         if access is not None:  # contending: awake (idle power); the MAC charges each try
             energy.switch(client, "idle")
         if access is not None and not (yield access):
-            return _missing(devices, client, round, MissingReason.COLLIDED, "mac retry limit")
+            return _missing(devices, client, round, *mac.refusal(client))
         if not mac.carries_upload and not (yield from devices.transfer(
                 "uplink", client, round, devices.model_bytes, stream="round", share=mac.share,
                 serve=mac.serve, charge=True)):

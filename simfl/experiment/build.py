@@ -16,12 +16,14 @@ import numpy as np
 import simpy
 
 from simfl.algorithms import build_aggregator, build_sampler
+from simfl.algorithms.compressed import compressed, with_vote
 from simfl.algorithms.server_optimizers import Transform, build_server_optimizer
 from simfl.core.config import LrSchedule, Scenario
 from simfl.core.errors import ConfigError
 from simfl.core.registry import registry
 from simfl.core.rng import RngTree
 from simfl.experiment.devices import client_speeds
+from simfl.experiment.payload import upload_bits
 from simfl.experiment.probe import RunProbe
 from simfl.experiment.trainer import NullTrainer, Trainer
 from simfl.metrics.rundir import write_csv
@@ -56,6 +58,7 @@ class BuildContext:
     data: Any
     n_samples: np.ndarray
     model_bytes: int
+    upload_bits: int | None = None  # one compressed upload's payload (None: model_bytes)
 
     @property
     def n_clients(self) -> int:
@@ -104,7 +107,7 @@ def build_context(scenario: Scenario) -> BuildContext:
             else build_data(task, rngs, split))
     n_samples = client_sizes(task, rngs) if data is None else data.n_samples
     model_bytes = scenario.network.model_bytes or _model_bytes(task)
-    return BuildContext(scenario, rngs, data, n_samples, model_bytes)
+    return BuildContext(scenario, rngs, data, n_samples, model_bytes, upload_bits(scenario))
 
 
 def build_online(ctx: BuildContext):
@@ -143,7 +146,7 @@ def build_simulation(ctx: BuildContext, online) -> Simulation:
         deadline_s=server.deadline_s, keep_events=scenario.run.events, battery=energy,
         mac=build_mac(net_cfg.mac, env, rngs, task.n_clients, energy.charge_transmissions,
                       air=air_of(net_cfg, radio_map)),
-        keep_late=ctx.keep_late, env=env,
+        keep_late=ctx.keep_late, env=env, upload_bits=ctx.upload_bits,
         broadcast=(Broadcast(ctx.model_bytes, _nominal_rate_bps(net_cfg.downlink), radio_map)
                    if net_cfg.downlink_mode == "broadcast" else None))
 
@@ -187,8 +190,9 @@ def build_trainer(ctx: BuildContext, online) -> Trainer:
     scenario = ctx.scenario
     compute = _Trainer(scenario, ctx.data, ctx.rngs)
     server = scenario.server
-    aggregator = build_aggregator(server.algorithm, scenario.task.lr, ctx.clients_per_round,
-                                  ctx.lr_schedule)
+    aggregator = compressed(build_aggregator(server.algorithm, scenario.task.lr,
+                                             ctx.clients_per_round, ctx.lr_schedule),
+                            server.compression, ctx.rngs)
     cfg = scenario.population.sessions
     sessions = (NoSessions(compute) if cfg is None else
                 SessionRun(cfg, online, compute, ctx.data, scenario.task, ctx.rngs,
@@ -199,7 +203,8 @@ def build_trainer(ctx: BuildContext, online) -> Trainer:
 
 def build_optimizer(ctx: BuildContext) -> Transform | None:
     """The server optimiser (``server.optimizer``); None when it is the identity."""
-    return build_server_optimizer(ctx.scenario.server.optimizer)
+    server = ctx.scenario.server
+    return with_vote(server.compression, build_server_optimizer(server.optimizer))
 
 
 def build_probe(ctx: BuildContext, sim: Simulation, trainer: Trainer) -> RunProbe:

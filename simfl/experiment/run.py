@@ -160,7 +160,7 @@ class _Run:
                   "model_bytes": ctx.model_bytes, "versions": versions()}
         self.recorder = RunRecorder(out_dir, config, scenario.run.target_accuracy, started_s,
                                     eval_extra=eval_columns(ctx), late=ctx.keep_late,
-                                    resume=resume_from is not None)
+                                    resume=resume_from is not None, upload_bits=ctx.upload_bits)
         self.loop = RoundLoop(scenario, self.sim, sampler, trainer, self.recorder, ctx.rngs,
                               ctx.n_samples)
         if self.saved is not None:  # all of it checked before any file is touched

@@ -8,8 +8,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from simfl.core.records import Event, RoundOutcome
+from simfl.metrics.bits import event_rows, with_bits_sent
 from simfl.metrics.invariants import check_energy, check_rounds
-from simfl.metrics.rundir import (CSMA_COLUMNS, EVAL_COLUMNS, EVENT_COLUMNS, MAC_COLUMNS,
+from simfl.metrics.rundir import (CSMA_COLUMNS, EVAL_COLUMNS, MAC_COLUMNS,
                                   ROUND_COLUMNS, append_text, csv_text, cut_tables, table_sizes,
                                   write_atomic, write_csv, write_json)
 
@@ -34,7 +35,8 @@ class RunRecorder:
     def __init__(self, out_dir: Path, config: dict[str, Any], target_accuracy: float | None,
                  started_s: float, flush_every_s: float = 1.0,
                  eval_extra: tuple[str, ...] = (), late: bool = False,
-                 keep_outcome_records: int = KEEP_OUTCOME_RECORDS, resume: bool = False) -> None:
+                 keep_outcome_records: int = KEEP_OUTCOME_RECORDS, resume: bool = False,
+                 upload_bits: int | None = None) -> None:
         self.out_dir = out_dir
         #: replaying a resumed run's completed rounds: their rows are on disk already
         self.silent = resume
@@ -54,6 +56,10 @@ class RunRecorder:
         self._previous: RoundOutcome | None = None
         self._late_bases: dict[int, RoundOutcome] = {}  # rounds that late uploads may come from
         self.client_table: dict[str, Sequence[Any]] | None = None  # see clients()
+        #: one compressed upload's payload bits (None: no bits columns), and each
+        #: client's delivered uploads
+        self.upload_bits = upload_bits
+        self.delivered: collections.Counter[int] = collections.Counter()
         self._pending_rounds: list[tuple] = []
         self._pending_evals: list[tuple] = []
         self._pending_mac: list[tuple] | None = None  # mac.csv rows (once the MAC contends)
@@ -84,6 +90,8 @@ class RunRecorder:
         self.trained_total += trained
         self.aggregated_total += aggregated
         self.energy_total_j += outcome.energy_j
+        if self.upload_bits is not None:
+            self.delivered.update(a.client for a in outcome.received + outcome.late_received)
         n = outcome.n_missing
         self._pending_rounds.append((
             outcome.round, outcome.t_open_s, outcome.t_close_s, outcome.n_available,
@@ -179,7 +187,9 @@ class RunRecorder:
 
     def clients(self, table: dict[str, Sequence[Any]]) -> None:
         """Write ``clients.csv``: per-client energy records (columns = the table's keys,
-        ``client`` and ``energy_j`` first; battery columns when batteries are finite)."""
+        ``client`` and ``energy_j`` first; battery columns when batteries are finite;
+        ``bits_sent`` with compressed uploads)."""
+        table = with_bits_sent(table, self.upload_bits, self.delivered)
         self.client_table = table
         write_csv(self.out_dir / "clients.csv", list(table), zip(*table.values()))
 
@@ -193,8 +203,7 @@ class RunRecorder:
         """
         self.flush(force=True)
         if events is not None:
-            rows = ((e.t_s, e.kind, e.round, e.client, e.detail) for e in events)
-            write_csv(self.out_dir / "events.csv", EVENT_COLUMNS, rows)
+            write_csv(self.out_dir / "events.csv", *event_rows(events, self.upload_bits))
         summary = {
             "final_accuracy": self._final_accuracy,
             "best_accuracy": self._best_accuracy,
@@ -229,3 +238,4 @@ class _EnergyTotal:
 
 def _records(outcome: RoundOutcome) -> int:
     return 1 + len(outcome.received) + len(outcome.missing) + len(outcome.late_received)
+

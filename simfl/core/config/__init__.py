@@ -21,6 +21,8 @@ from simfl.core.config.server import (Aggregator, ConstantLr, CVaR, ExponentialL
 from simfl.core.config.server import AsyncMode, BufferedMode, ServerMode, SyncMode
 from simfl.core.config.server import (FedAdagrad, FedAdam, FedAvgM, FedYogi, NoServerOptimizer,
                                       ServerOptimizer, ServerSgd)
+from simfl.core.config.compression import (Compression, Float16, Int8, NoCompression, Qsgd,
+                                           Sign, TopK)
 from simfl.core.config.sampler import (AllAvailable, FedGS, LongestAbsent, Md, PowerOfChoice,
                                        Sampler, Uniform, WaitGroup)
 from simfl.core.config.dataset import (Blobs, Cifar10, Cifar100, Dataset, Digits, Idx, Leaf,
@@ -37,6 +39,7 @@ from simfl.core.config.radio import (Cells, ChannelInversion, FixedPower, FreeSp
 from simfl.core.config.scripted import ScriptedAvailability, ScriptedErasureChannel, ScriptedMac
 
 __all__ = [
+    "Compression", "Float16", "Int8", "NoCompression", "Qsgd", "Sign", "TopK",
     "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule",
     "Aggregator", "AllAvailable", "Always", "Availability", "Bernoulli", "Diurnal", "Ideal",
     "LessDataFirst", "LogNormal", "Markov", "MifaAdversarial", "MoreDataFirst", "SinLogNormal",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simfl.core.config.compression import Compression, NoCompression
 from simfl.core.config.node import (MAX_CLIENTS, Choice, Node, at_most, non_negative, positive,
                                     require)
 from simfl.core.config.papers import MIFA
@@ -91,7 +92,9 @@ class Server(Node):
     client has ``deadline_s`` from its invitation; the model's versions replace rounds,
     and ``lr_schedule`` is read at the version a client was sent).
     ``optimizer`` transforms the aggregator's move before the server applies it
-    (:class:`ServerOptimizer`; default ``none``).
+    (:class:`ServerOptimizer`; default ``none``). ``compression`` is what each client's
+    update becomes on the uplink (:class:`~simfl.core.config.compression.Compression`;
+    synchronous rounds only).
     """
 
     algorithm: Aggregator = FedAvg()
@@ -103,6 +106,7 @@ class Server(Node):
     min_updates: int = 0
     lr_schedule: LrSchedule = ConstantLr()
     optimizer: ServerOptimizer = NoServerOptimizer()
+    compression: Compression = NoCompression()
 
     def validate(self) -> None:
         positive(self, "clients_per_round", "deadline_s")
@@ -141,3 +145,5 @@ class Server(Node):
                 f"0 with mode {mode} (every arrival is applied or buffered)")
         require(self.optimizer.kind == "none", "optimizer.kind", self.optimizer.kind,
                 f"none with mode {mode} (the mode's own rule makes the server step)")
+        require(self.compression.kind == "none", "compression.kind", self.compression.kind,
+                f"none with mode {mode} (compressed updates need synchronous rounds)")

@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, NamedTuple
 
 from simfl.core.config import compression as cfg
+from simfl.core.errors import ConfigError
 
 #: an update: tensors by parameter name
 Tensors = Mapping[str, Any]
@@ -226,4 +227,8 @@ CODECS: dict[type, Callable[[Any], Codec]] = {
 
 def build_codec(config: cfg.Compression) -> Codec:
     """The codec of ``server.compression``."""
+    if type(config) not in CODECS:
+        raise ConfigError("server.compression.kind", config.kind, "a kind with an "
+                          f"implementation: register one with simfl.register("
+                          f"{type(config).__name__}, build)")
     return CODECS[type(config)](config)

@@ -9,27 +9,37 @@ written (the tables are as they always were).
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+import collections
+from typing import Any, Iterable, Sequence
 
-from simfl.core.records import Event, EventKind
+from simfl.core.records import Event, EventKind, RoundOutcome
 from simfl.metrics.rundir import EVENT_COLUMNS
 
 
-def event_rows(events: Iterable[Event],
-               upload_bits: int | None) -> tuple[tuple[str, ...], Iterable[tuple]]:
-    """events.csv's columns and rows."""
-    if upload_bits is None:
-        return EVENT_COLUMNS, ((e.t_s, e.kind, e.round, e.client, e.detail) for e in events)
-    return EVENT_COLUMNS + ("bits",), (
-        (e.t_s, e.kind, e.round, e.client, e.detail,
-         upload_bits if e.kind == EventKind.ARRIVED else 0) for e in events)
+class UploadBits:
+    """Counts each client's delivered uploads of ``upload_bits`` bits (None: no columns)."""
 
+    def __init__(self, upload_bits: int | None) -> None:
+        self.upload_bits = upload_bits
+        self.delivered: collections.Counter[int] = collections.Counter()
 
-def with_bits_sent(table: dict[str, Sequence[Any]], upload_bits: int | None,
-                   delivered: Mapping[int, int]) -> dict[str, Sequence[Any]]:
-    """clients.csv's table, with ``bits_sent`` when uploads are compressed; ``delivered``
-    counts each client's uploads that reached the server."""
-    if upload_bits is None:
-        return table
-    return {**table, "bits_sent": [upload_bits * delivered.get(int(c), 0)
-                                   for c in table["client"]]}
+    def count(self, outcome: RoundOutcome) -> None:
+        """Add the uploads that reached the server in the round of ``outcome``."""
+        if self.upload_bits is not None:
+            self.delivered.update(a.client for a in outcome.received + outcome.late_received)
+
+    def clients(self, table: dict[str, Sequence[Any]]) -> dict[str, Sequence[Any]]:
+        """clients.csv's table, with ``bits_sent`` when uploads are compressed."""
+        if self.upload_bits is None:
+            return table
+        return {**table, "bits_sent": [self.upload_bits * self.delivered[int(c)]
+                                       for c in table["client"]]}
+
+    def events(self, events: Iterable[Event]) -> tuple[tuple[str, ...], Iterable[tuple]]:
+        """events.csv's columns and rows."""
+        bits = self.upload_bits
+        if bits is None:
+            return EVENT_COLUMNS, ((e.t_s, e.kind, e.round, e.client, e.detail) for e in events)
+        return EVENT_COLUMNS + ("bits",), (
+            (e.t_s, e.kind, e.round, e.client, e.detail, bits if e.kind == EventKind.ARRIVED
+             else 0) for e in events)

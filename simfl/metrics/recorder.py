@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from simfl.core.records import Event, RoundOutcome
-from simfl.metrics.bits import event_rows, with_bits_sent
+from simfl.metrics.bits import UploadBits
 from simfl.metrics.invariants import check_energy, check_rounds
 from simfl.metrics.rundir import (CSMA_COLUMNS, EVAL_COLUMNS, MAC_COLUMNS,
                                   ROUND_COLUMNS, append_text, csv_text, cut_tables, table_sizes,
@@ -56,10 +56,7 @@ class RunRecorder:
         self._previous: RoundOutcome | None = None
         self._late_bases: dict[int, RoundOutcome] = {}  # rounds that late uploads may come from
         self.client_table: dict[str, Sequence[Any]] | None = None  # see clients()
-        #: one compressed upload's payload bits (None: no bits columns), and each
-        #: client's delivered uploads
-        self.upload_bits = upload_bits
-        self.delivered: collections.Counter[int] = collections.Counter()
+        self.bits = UploadBits(upload_bits)  # the bits columns of compressed uploads
         self._pending_rounds: list[tuple] = []
         self._pending_evals: list[tuple] = []
         self._pending_mac: list[tuple] | None = None  # mac.csv rows (once the MAC contends)
@@ -90,8 +87,7 @@ class RunRecorder:
         self.trained_total += trained
         self.aggregated_total += aggregated
         self.energy_total_j += outcome.energy_j
-        if self.upload_bits is not None:
-            self.delivered.update(a.client for a in outcome.received + outcome.late_received)
+        self.bits.count(outcome)
         n = outcome.n_missing
         self._pending_rounds.append((
             outcome.round, outcome.t_open_s, outcome.t_close_s, outcome.n_available,
@@ -187,10 +183,8 @@ class RunRecorder:
 
     def clients(self, table: dict[str, Sequence[Any]]) -> None:
         """Write ``clients.csv``: per-client energy records (columns = the table's keys,
-        ``client`` and ``energy_j`` first; battery columns when batteries are finite;
-        ``bits_sent`` with compressed uploads)."""
-        table = with_bits_sent(table, self.upload_bits, self.delivered)
-        self.client_table = table
+        ``client`` and ``energy_j`` first; battery columns, ``bits_sent``, when there)."""
+        self.client_table = table = self.bits.clients(table)
         write_csv(self.out_dir / "clients.csv", list(table), zip(*table.values()))
 
     def finish(self, sim_time_s: float, n_events: int, events: list[Event] | None,
@@ -203,7 +197,7 @@ class RunRecorder:
         """
         self.flush(force=True)
         if events is not None:
-            write_csv(self.out_dir / "events.csv", *event_rows(events, self.upload_bits))
+            write_csv(self.out_dir / "events.csv", *self.bits.events(events))
         summary = {
             "final_accuracy": self._final_accuracy,
             "best_accuracy": self._best_accuracy,
@@ -238,4 +232,3 @@ class _EnergyTotal:
 
 def _records(outcome: RoundOutcome) -> int:
     return 1 + len(outcome.received) + len(outcome.missing) + len(outcome.late_received)
-

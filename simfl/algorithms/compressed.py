@@ -54,11 +54,12 @@ class Compressed:
         return self.aggregator.client_payload(state.inner, client)
 
     def aggregate(self, state: CompressionState, params: Any, outcome: RoundOutcome,
-                  updates: Sequence[ClientUpdate]) -> tuple[Any, CompressionState, dict]:
+                  updates: Sequence[ClientUpdate]
+                  ) -> tuple[Any, CompressionState, dict[str, Any]]:
         import torch
 
         clients = dict(state.clients)
-        decoded = []
+        decoded: list[ClientUpdate] = []
         for update in updates:
             generator = torch.Generator().manual_seed(self.rngs.int_seed(
                 f"compression/client/{update.client}/round/{update.base_round}"))
@@ -82,7 +83,7 @@ def _summed(updates: list[ClientUpdate], weights: list[float]) -> SummedUpdates:
             term = value * weight
             total[name] = term if name not in total else total[name] + term
     bare = [dataclasses.replace(u, delta={}) for u in updates]
-    return SummedUpdates(bare, total, np.asarray(weights, dtype=float))
+    return SummedUpdates(bare, total, weights)
 
 
 def majority_vote(server_step: float) -> Transform:

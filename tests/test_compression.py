@@ -61,7 +61,8 @@ def test_bits_come_from_the_models_parameter_count_or_from_model_bytes():
 def test_compressed_uploads_take_their_own_airtime_and_energy(tmp_path, timing_only):
     runs = {}
     for kind in ("none", "top_k"):
-        scenario = _scenario(f"server.compression.kind={kind}", f"run.timing_only={str(timing_only).lower()}")
+        scenario = _scenario(f"server.compression.kind={kind}",
+                             f"run.timing_only={str(timing_only).lower()}")
         runs[kind] = run_scenario(scenario, tmp_path / f"{kind}{timing_only}")
     model_bytes = (64 * 16 + 16 + 16 * 10 + 10) * 4
     bits = upload_bits(_scenario("server.compression.kind=top_k"))
@@ -144,3 +145,11 @@ def test_quickstart_with_compression_none_is_unchanged(tmp_path):
         "server.compression.kind=none")]), tmp_path / "b").out_dir
     for name in ("rounds.csv", "evals.csv", "clients.csv"):
         assert (a / name).read_bytes() == (b / name).read_bytes()
+
+
+def test_the_airtime_warning_weighs_the_compressed_upload(tmp_path):
+    short = ("server.deadline_s=0.1", "run.timing_only=true", "run.rounds=1")
+    warned = run_scenario(_scenario(*short), tmp_path / "plain").summary["warnings"]
+    assert any("one upload" in w for w in warned)
+    small = run_scenario(_scenario(*short, "server.compression.kind=top_k"), tmp_path / "k")
+    assert not any("one upload" in w for w in small.summary["warnings"])

@@ -19,6 +19,7 @@ from simfl.algorithms import build_aggregator, build_sampler
 from simfl.algorithms.compressed import compressed, with_vote
 from simfl.algorithms.server_optimizers import Transform, build_server_optimizer
 from simfl.core.config import LrSchedule, Scenario
+from simfl.core.config.compression import upload_bytes
 from simfl.core.errors import ConfigError
 from simfl.core.registry import registry
 from simfl.core.rng import RngTree
@@ -59,6 +60,11 @@ class BuildContext:
     n_samples: np.ndarray
     model_bytes: int
     upload_bits: int | None = None  # one compressed upload's payload (None: model_bytes)
+
+    @property
+    def upload_bytes(self) -> int:
+        """Bytes of one upload on the uplink (the model's, or the compressed payload's)."""
+        return self.model_bytes if self.upload_bits is None else upload_bytes(self.upload_bits)
 
     @property
     def n_clients(self) -> int:

@@ -132,7 +132,7 @@ class _Run:
         self.scenario = scenario
         check_local_rule(scenario)
         ctx = self.ctx = build_context(scenario)
-        self.airtime = upload_airtime_warnings(scenario, ctx.model_bytes)
+        self.airtime = upload_airtime_warnings(scenario, ctx.upload_bytes)
         online = build_online(ctx)
         self.sim = build_simulation(ctx, online)
         trainer = build_trainer(ctx, online)

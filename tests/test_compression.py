@@ -153,3 +153,12 @@ def test_the_airtime_warning_weighs_the_compressed_upload(tmp_path):
     assert any("one upload" in w for w in warned)
     small = run_scenario(_scenario(*short, "server.compression.kind=top_k"), tmp_path / "k")
     assert not any("one upload" in w for w in small.summary["warnings"])
+
+
+def test_the_wrapper_reads_the_rules_attributes_through_and_copies():
+    import copy
+
+    inner = build_aggregator(simfl.FedAvg(), 0.1)
+    agg = compressed(inner, simfl.TopK(), RngTree(0))
+    assert agg.needs is None and agg.sum_weight == inner.sum_weight
+    assert copy.copy(agg).aggregator is inner

@@ -45,6 +45,9 @@ class Compressed:
         self.aggregator, self.codec, self.rngs = aggregator, codec, rngs
 
     def __getattr__(self, name: str) -> Any:
+        """The wrapped rule's attributes (``sum_weight``, ...) read through."""
+        if name == "aggregator":  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
         return getattr(self.aggregator, name)
 
     def init(self, params: Any, n_samples: np.ndarray) -> CompressionState:

@@ -39,6 +39,7 @@ from simfl.core.config import (
     Mifa, Scaffold,
     ConstantLr, ExponentialLr, InverseRoundLr, LrSchedule,
     ServerOptimizer, NoServerOptimizer, ServerSgd, FedAvgM, FedAdam, FedYogi, FedAdagrad,
+    Compression, NoCompression, Qsgd, TopK, Sign, Float16, Int8,
     AllAvailable, FedGS, LongestAbsent, Md, PowerOfChoice, Uniform, WaitGroup,
     AsyncMode, BufferedMode, ServerMode, SyncMode,
     # loading and overriding scenarios
@@ -138,6 +139,7 @@ __all__ = [
     "WaitGroup", "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule",
     "ServerOptimizer", "NoServerOptimizer", "ServerSgd", "FedAvgM", "FedAdam", "FedYogi",
     "FedAdagrad",
+    "Compression", "NoCompression", "Qsgd", "TopK", "Sign", "Float16", "Int8",
     "apply_overrides", "load_scenario", "parse_override",
     "LocalPayload", "LocalResult", "LocalRule", "SgdPayload", "ScaledSgdPayload", "ProxPayload",
     "ScaffoldPayload", "CVaRPayload", "ScaffoldResult", "CVaRResult", "register", "load_plugins",

@@ -31,6 +31,9 @@ datasets        ``load(config, n_clients, rngs)`` returning
                 :class:`simfl.train.datasets.Samples`
 models          ``build(config, input_shape, n_classes)`` returning an object with
                 ``init(generator) -> {name: tensor}`` and ``forward(params, x)``
+compressions    ``build(config)`` returning a
+                :class:`simfl.algorithms.compression.Codec` (``encode``/``decode``);
+                the config's ``bits(sizes)`` counts the payload
 ==============  =================================================================
 
 A separate package makes its kinds available to the ``simfl`` command with an entry
@@ -76,8 +79,12 @@ def _implementations(point: str) -> dict:
         from simfl.algorithms.server_optimizers import OPTIMIZERS
 
         return OPTIMIZERS
+    if point == "compressions":
+        from simfl.algorithms.compression import CODECS
+
+        return CODECS
     raise ValueError(f"{point}: plug-ins can add aggregators, samplers, local_rules, datasets, "
-                     "models or server_optimizers")
+                     "models, server_optimizers or compressions")
 
 
 def point_of(config: type) -> str:

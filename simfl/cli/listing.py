@@ -20,7 +20,8 @@ from simfl.plugins import warn_failed_plugins
 LIST_TOPICS = ("aggregators", "local_rules", "samplers", "availability", "channels", "rates",
                "macs", "placements", "mobility", "path_loss", "power_control", "fading",
                "datasets", "partitions", "models", "initialisers", "lr_schedules",
-               "server_modes", "server_optimizers", "local_optimizers", "step_schedules")
+               "server_modes", "server_optimizers", "local_optimizers", "step_schedules",
+               "compressions")
 #: every ``simfl list`` topic: the scenarios, then the extension points
 TOPICS = ("scenarios", *LIST_TOPICS)
 

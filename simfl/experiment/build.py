@@ -16,27 +16,28 @@ import numpy as np
 import simpy
 
 from simfl.algorithms import build_aggregator, build_sampler
+from simfl.algorithms.compressed import compressed, with_vote
 from simfl.algorithms.server_optimizers import Transform, build_server_optimizer
-from simfl.core.config import AirComp, LrSchedule, Scenario
+from simfl.core.config import LrSchedule, Scenario
+from simfl.core.config.compression import upload_bytes
 from simfl.core.errors import ConfigError
 from simfl.core.registry import registry
 from simfl.core.rng import RngTree
 from simfl.core.config.hierarchy import edge_work
+from simfl.experiment.access import build_access
 from simfl.experiment.devices import client_speeds
 from simfl.experiment.edges import tier_arguments, with_edges
+from simfl.experiment.payload import upload_bits
 from simfl.experiment.probe import RunProbe
 from simfl.experiment.trainer import NullTrainer, Trainer
 from simfl.metrics.rundir import write_csv
 from simfl.sim.availability.models import build_availability
 from simfl.sim.energy.battery import build_energy_source
 from simfl.sim.links.channel import Links, build_link
-from simfl.sim.mac.kinds import build_mac
 from simfl.sim.radio.broadcast import Broadcast
-from simfl.sim.radio.capture import air_of
 from simfl.sim.radio.fading import build_fading
 from simfl.sim.radio.link import RadioLink
 from simfl.sim.radio.mobility import STILL, Mover, build_mover
-from simfl.sim.mac.aircomp import build_aircomp_access
 from simfl.sim.radio.propagation import build_radio_map
 from simfl.sim.radio.radio_map import RadioMap
 from simfl.sim.availability.sessions import SessionOnline
@@ -60,6 +61,12 @@ class BuildContext:
     data: Any
     n_samples: np.ndarray
     model_bytes: int
+    upload_bits: int | None = None  # one compressed upload's payload (None: model_bytes)
+
+    @property
+    def upload_bytes(self) -> int:
+        """Bytes of one upload on the uplink (the model's, or the compressed payload's)."""
+        return self.model_bytes if self.upload_bits is None else upload_bytes(self.upload_bits)
 
     @property
     def n_clients(self) -> int:
@@ -114,7 +121,7 @@ def build_context(scenario: Scenario) -> BuildContext:
             else build_data(task, rngs, split))
     n_samples = client_sizes(task, rngs) if data is None else data.n_samples
     model_bytes = scenario.network.model_bytes or _model_bytes(task)
-    return BuildContext(scenario, rngs, data, n_samples, model_bytes)
+    return BuildContext(scenario, rngs, data, n_samples, model_bytes, upload_bits(scenario))
 
 
 def build_online(ctx: BuildContext):
@@ -152,12 +159,8 @@ def build_simulation(ctx: BuildContext, online) -> Simulation:
         model_bytes=ctx.model_bytes, arq_max_attempts=net_cfg.arq_max_attempts,
         clients_per_round=server.clients_per_round, overcommit=server.overcommit,
         deadline_s=server.deadline_s, keep_events=scenario.run.events, battery=energy,
-        mac=(build_aircomp_access(server.algorithm, env, rngs, task.n_clients, server.deadline_s,
-                                  net_cfg.radio and net_cfg.radio.bandwidth_hz, radio_map)
-             if isinstance(server.algorithm, AirComp) else
-             build_mac(net_cfg.mac, env, rngs, task.n_clients, energy.charge_transmissions,
-                       air=air_of(net_cfg, radio_map))),
-        keep_late=ctx.keep_late, env=env,
+        mac=build_access(scenario, env, rngs, energy.charge_transmissions, radio_map),
+        keep_late=ctx.keep_late, env=env, upload_bits=ctx.upload_bits,
         broadcast=(Broadcast(ctx.model_bytes, _nominal_rate_bps(net_cfg.downlink), radio_map)
                    if net_cfg.downlink_mode == "broadcast" else None))
 
@@ -201,8 +204,9 @@ def build_trainer(ctx: BuildContext, online) -> Trainer:
     scenario = ctx.scenario
     compute = _Trainer(scenario, ctx.data, ctx.rngs)
     server = scenario.server
-    aggregator = build_aggregator(server.algorithm, scenario.task.lr, ctx.clients_per_round,
-                                  ctx.lr_schedule)
+    aggregator = compressed(build_aggregator(server.algorithm, scenario.task.lr,
+                                             ctx.clients_per_round, ctx.lr_schedule),
+                            server.compression, ctx.rngs)
     cfg = scenario.population.sessions
     sessions = (NoSessions(compute) if cfg is None else
                 SessionRun(cfg, online, compute, ctx.data, scenario.task, ctx.rngs,
@@ -213,7 +217,8 @@ def build_trainer(ctx: BuildContext, online) -> Trainer:
 
 def build_optimizer(ctx: BuildContext) -> Transform | None:
     """The server optimiser (``server.optimizer``); None when it is the identity."""
-    return build_server_optimizer(ctx.scenario.server.optimizer)
+    server = ctx.scenario.server
+    return with_vote(server.compression, build_server_optimizer(server.optimizer))
 
 
 def build_probe(ctx: BuildContext, sim: Simulation, trainer: Trainer) -> RunProbe:

@@ -132,7 +132,7 @@ class _Run:
         self.scenario = scenario
         check_local_rule(scenario)
         ctx = self.ctx = build_context(scenario)
-        self.airtime = upload_airtime_warnings(scenario, ctx.model_bytes)
+        self.airtime = upload_airtime_warnings(scenario, ctx.upload_bytes)
         online = build_online(ctx)
         self.sim = build_simulation(ctx, online)
         trainer = build_trainer(ctx, online)
@@ -160,7 +160,8 @@ class _Run:
                   "model_bytes": ctx.model_bytes, "versions": versions()}
         self.recorder = RunRecorder(out_dir, config, scenario.run.target_accuracy, started_s,
                                     eval_extra=eval_columns(ctx), late=ctx.keep_late,
-                                    resume=resume_from is not None, tiers=ctx.tiered)
+                                    resume=resume_from is not None, tiers=ctx.tiered,
+                                    upload_bits=ctx.upload_bits)
         self.loop = RoundLoop(scenario, self.sim, sampler, trainer, self.recorder, ctx.rngs,
                               ctx.n_samples)
         if self.saved is not None:  # all of it checked before any file is touched

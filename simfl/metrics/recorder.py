@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from simfl.core.records import Event, RoundOutcome
+from simfl.metrics.bits import UploadBits
 from simfl.metrics.invariants import check_energy, check_rounds
 from simfl.metrics.tiers import TIER_COLUMNS, tier_row
-from simfl.metrics.rundir import (EVAL_COLUMNS, EVENT_COLUMNS, ROUND_COLUMNS, append_text,
+from simfl.metrics.rundir import (EVAL_COLUMNS, ROUND_COLUMNS, append_text,
                                   csv_text, cut_tables, table_sizes, write_atomic, write_csv,
                                   write_json)
 from simfl.metrics.side_tables import SideTables
@@ -36,7 +37,8 @@ class RunRecorder:
     def __init__(self, out_dir: Path, config: dict[str, Any], target_accuracy: float | None,
                  started_s: float, flush_every_s: float = 1.0,
                  eval_extra: tuple[str, ...] = (), late: bool = False, tiers: bool = False,
-                 keep_outcome_records: int = KEEP_OUTCOME_RECORDS, resume: bool = False) -> None:
+                 keep_outcome_records: int = KEEP_OUTCOME_RECORDS, resume: bool = False,
+                 upload_bits: int | None = None) -> None:
         self.out_dir = out_dir
         #: replaying a resumed run's completed rounds: their rows are on disk already
         self.silent = resume
@@ -51,13 +53,13 @@ class RunRecorder:
         self._outcomes: collections.deque[RoundOutcome] = collections.deque()
         self._kept_records = 0
         self.n_rounds = 0
-        self.trained_total = 0
-        self.aggregated_total = 0
+        self.trained_total = self.aggregated_total = 0
         self.energy_total_j = 0.0
         self.problems: list[str] = []  # invariant violations found so far
         self._previous: RoundOutcome | None = None
         self._late_bases: dict[int, RoundOutcome] = {}  # rounds that late uploads may come from
         self.client_table: dict[str, Sequence[Any]] | None = None  # see clients()
+        self.bits = UploadBits(upload_bits)  # the bits columns of compressed uploads
         self._pending_rounds: list[tuple] = []
         self._pending_evals: list[tuple] = []
         self.side_tables = SideTables(out_dir)  # mac.csv and aircomp.csv, from their first row
@@ -88,6 +90,7 @@ class RunRecorder:
         self.trained_total += trained
         self.aggregated_total += aggregated
         self.energy_total_j += outcome.energy_j
+        self.bits.count(outcome)
         n = outcome.n_missing
         self._pending_rounds.append((
             outcome.round, outcome.t_open_s, outcome.t_close_s, outcome.n_available,
@@ -172,8 +175,8 @@ class RunRecorder:
 
     def clients(self, table: dict[str, Sequence[Any]]) -> None:
         """Write ``clients.csv``: per-client energy records (columns = the table's keys,
-        ``client`` and ``energy_j`` first; battery columns when batteries are finite)."""
-        self.client_table = table
+        ``client`` and ``energy_j`` first; battery columns, ``bits_sent``, when there)."""
+        self.client_table = table = self.bits.clients(table)
         write_csv(self.out_dir / "clients.csv", list(table), zip(*table.values()))
 
     def finish(self, sim_time_s: float, n_events: int, events: list[Event] | None,
@@ -186,8 +189,7 @@ class RunRecorder:
         """
         self.flush(force=True)
         if events is not None:
-            rows = ((e.t_s, e.kind, e.round, e.client, e.detail) for e in events)
-            write_csv(self.out_dir / "events.csv", EVENT_COLUMNS, rows)
+            write_csv(self.out_dir / "events.csv", *self.bits.events(events))
         summary = {
             "final_accuracy": self._final_accuracy,
             "best_accuracy": self._best_accuracy,

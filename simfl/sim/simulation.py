@@ -83,6 +83,7 @@ class Simulation:
     radio_map, mobility, broadcast:
         Positions and mean path gains (clients.csv); how they move (when a round opens);
         the broadcast downlink (:class:`~simfl.sim.radio.broadcast.Broadcast`; None: unicast).
+        ``upload_bits``: one upload's payload bits (None: ``model_bytes``), sent in whole bytes.
     """
 
     def __init__(self, *, rngs: RngTree, n_samples: np.ndarray, work_samples: np.ndarray,
@@ -92,7 +93,7 @@ class Simulation:
                  battery: EnergyMeter | None = None, mac: Mac | IdealAccess = IdealMac(),
                  keep_late: bool = False, env: simpy.Environment | None = None,
                  radio_map: RadioMap | None = None, mobility: Mover = STILL,
-                 broadcast: Broadcast | None = None) -> None:
+                 broadcast: Broadcast | None = None, upload_bits: int | None = None) -> None:
         mac_cfg = mac.cfg if isinstance(mac, IdealAccess) else mac
         if keep_late and not isinstance(mac_cfg, IdealMac):
             raise ValueError("keep_late needs the ideal MAC (contention is resolved per round)")
@@ -114,6 +115,7 @@ class Simulation:
         self.links = links if isinstance(links, Links) else Links(**links)
         self.devices = Devices(
             env, rngs, links=self.links, mac=mac, energy=self.energy, model_bytes=model_bytes,
+            upload_bits=upload_bits,
             arq_max_attempts=arq_max_attempts,
             compute_s=ComputeTimes(np.asarray(work_samples, dtype=float), samples_per_s),
             samples_per_s=samples_per_s, n_samples=n_samples, log=self.event_log.log)
@@ -131,7 +133,7 @@ class Simulation:
     @mac.setter
     def mac(self, mac: IdealAccess) -> None:
         """Replace the MAC (before the first round; it must run on :attr:`env`)."""
-        mac.bind_upload(self.energy, self.links.uplink, self.model_bytes)
+        mac.bind_upload(self.energy, self.links.uplink, self.devices.upload_bytes)
         self.devices.mac = mac
 
     @property

@@ -35,6 +35,7 @@ SUITES = {
     "local_optimizers": ("contracts/test_local_optimizer_contracts.py",
                          'kinds("local_optimizers")'),
     "step_schedules": ("contracts/test_local_optimizer_contracts.py", 'kinds("step_schedules")'),
+    "compressions": ("contracts/test_compression_contracts.py", 'kinds("compressions")'),
 }
 
 

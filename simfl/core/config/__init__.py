@@ -22,6 +22,8 @@ from simfl.core.config.aircomp import AirComp
 from simfl.core.config.server import AsyncMode, BufferedMode, ServerMode, SyncMode
 from simfl.core.config.server import (FedAdagrad, FedAdam, FedAvgM, FedYogi, NoServerOptimizer,
                                       ServerOptimizer, ServerSgd)
+from simfl.core.config.compression import (Compression, Float16, Int8, NoCompression, Qsgd,
+                                           Sign, TopK)
 from simfl.core.config.sampler import (AllAvailable, FedGS, LongestAbsent, Md, PowerOfChoice,
                                        Sampler, Uniform, WaitGroup)
 from simfl.core.config.dataset import (Blobs, Cifar10, Cifar100, Dataset, Digits, Idx, Leaf,
@@ -38,7 +40,8 @@ from simfl.core.config.radio import (Cells, ChannelInversion, FixedPower, FreeSp
 from simfl.core.config.scripted import ScriptedAvailability, ScriptedErasureChannel, ScriptedMac
 
 __all__ = [
-    "AirComp", "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule",
+    "AirComp", "Compression", "Float16", "Int8", "NoCompression", "Qsgd", "Sign", "TopK",
+    "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule",
     "Aggregator", "AllAvailable", "Always", "Availability", "Bernoulli", "Diurnal", "Ideal",
     "LessDataFirst", "LogNormal", "Markov", "MifaAdversarial", "MoreDataFirst", "SinLogNormal",
     "Trace", "YCycle", "YMaxFirst", "Blobs", "Channel",

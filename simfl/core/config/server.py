@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from simfl.core.config.compression import Compression, NoCompression
 from simfl.core.config.node import (MAX_CLIENTS, Choice, Node, at_most, non_negative, positive,
                                     require)
 from simfl.core.config.hierarchy import Hierarchy
@@ -96,6 +97,8 @@ class Server(Node):
     (:class:`ServerOptimizer`; default ``none``). ``hierarchy`` puts edge servers
     between the clients and the server, which becomes the cloud (:class:`Hierarchy`;
     null: none).
+    ``compression`` is what each client's update becomes on the uplink
+    (:class:`~simfl.core.config.compression.Compression`; synchronous rounds only).
     """
 
     algorithm: Aggregator = FedAvg()
@@ -108,6 +111,7 @@ class Server(Node):
     lr_schedule: LrSchedule = ConstantLr()
     optimizer: ServerOptimizer = NoServerOptimizer()
     hierarchy: Hierarchy | None = None
+    compression: Compression = NoCompression()
 
     def validate(self) -> None:
         positive(self, "clients_per_round", "deadline_s")
@@ -146,3 +150,5 @@ class Server(Node):
                 f"0 with mode {mode} (every arrival is applied or buffered)")
         require(self.optimizer.kind == "none", "optimizer.kind", self.optimizer.kind,
                 f"none with mode {mode} (the mode's own rule makes the server step)")
+        require(self.compression.kind == "none", "compression.kind", self.compression.kind,
+                f"none with mode {mode} (compressed updates need synchronous rounds)")

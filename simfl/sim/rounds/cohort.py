@@ -33,7 +33,7 @@ def run_cohort(devices: Devices, mac: SlottedAloha, works: Sequence[Work], round
     t_deadline = t_invite + deadline_s
     n_bits = 8 * d.model_bytes
     dl_s = d.links.downlink.transmit(t_invite, d.model_bytes, None).airtime_s
-    ul_s = d.links.uplink.transmit(t_invite, d.model_bytes, None).airtime_s
+    ul_s = d.links.uplink.transmit(t_invite, d.upload_bytes, None).airtime_s
     t_now = [t_invite]
     meter.time_source = lambda: t_now[0]
     try:
@@ -64,7 +64,7 @@ def run_cohort(devices: Devices, mac: SlottedAloha, works: Sequence[Work], round
     # transmit power instead), the upload
     end_s = np.where(finished, done_s, t_close)
     granted_s = np.where(race.granted, slot_end_s, end_s)
-    tx_w, tx_lump_j = meter.power.state_w("tx", n_bits, ul_s)
+    tx_w, tx_lump_j = meter.power.state_w("tx", 8 * d.upload_bytes, ul_s)
     then_j = (meter.power.state_w("idle")[0] * (granted_s - ready_s[who])
               + race.n_tx * (meter.power.contention_extra_w() * mac.cfg.slot_s)
               + np.where(race.granted, tx_w * (end_s - granted_s) + (tx_lump_j or 0.0), 0.0))

@@ -16,6 +16,7 @@ from typing import Any, Callable, Generator
 import numpy as np
 import simpy
 
+from simfl.core.config.compression import upload_bytes
 from simfl.core.records import Arrival, EventKind, Missing, MissingReason
 from simfl.core.rng import RngTree
 from simfl.sim.links.channel import Bursts, Link, Links, Serve, Share, arq_transfer
@@ -61,10 +62,13 @@ class Devices:
                  mac: IdealAccess, energy: EnergyMeter, model_bytes: int,
                  arq_max_attempts: int, compute_s: np.ndarray | ComputeTimes,
                  samples_per_s: np.ndarray,
-                 n_samples: np.ndarray, log: Log) -> None:
+                 n_samples: np.ndarray, log: Log, upload_bits: int | None = None) -> None:
         self.env, self.rngs = env, rngs
         self.links, self.mac, self.energy = links, mac, energy
         self.model_bytes = model_bytes
+        #: one upload's payload bits (None: the model's bytes) and the bytes it takes
+        self.upload_bits = upload_bits
+        self.upload_bytes = model_bytes if upload_bits is None else upload_bytes(upload_bits)
         self.arq_max_attempts = arq_max_attempts
         self.compute_s = compute_s
         self.samples_per_s = samples_per_s
@@ -73,7 +77,7 @@ class Devices:
         self.retries = 0  # retransmissions so far (every round and exchange)
         #: with a broadcast downlink, this round's download time (else None: unicast)
         self.broadcast_s: float | None = None
-        mac.bind_upload(energy, links.uplink, model_bytes)
+        mac.bind_upload(energy, links.uplink, self.upload_bytes)
 
     def transfer(self, direction: str, client: int, round: int, n_bytes: int, *,
                  stream: str, share: Share | None = None, serve: Serve | None = None,
@@ -127,7 +131,7 @@ def device_round(devices: Devices, client: int,
         if access is not None and not (yield access):
             return _missing(devices, client, round, *mac.refusal(client))
         if not mac.carries_upload and not (yield from devices.transfer(
-                "uplink", client, round, devices.model_bytes, stream="round", share=mac.share,
+                "uplink", client, round, devices.upload_bytes, stream="round", share=mac.share,
                 serve=mac.serve, charge=True)):
             return _missing(devices, client, round, MissingReason.ERASED, "uplink")
         if not mac.forwards(client):

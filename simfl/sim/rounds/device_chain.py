@@ -119,7 +119,8 @@ class ChainedDevice:
                   then: Callable[[bool], None]) -> None:
         """:meth:`Devices.transfer` (ARQ, each attempt charged) with its result to ``then``."""
         devices, client = self.devices, self.client
-        env, n_bytes = devices.env, devices.model_bytes
+        env = devices.env
+        n_bytes = devices.upload_bytes if direction == "uplink" else devices.model_bytes
         link: Link = getattr(devices.links, direction)
         rng = (devices.rngs.stream(f"channel/{direction}/{client}/round/{self.round}")
                if link.draws else None)

@@ -127,10 +127,10 @@ class FastRound:
         t_deadline = t_invite + deadline_s
         n_bits = 8 * d.model_bytes
         dl_s = d.links.downlink.transmit(t_invite, d.model_bytes, None).airtime_s
-        ul_s = d.links.uplink.transmit(t_invite, d.model_bytes, None).airtime_s
+        ul_s = d.links.uplink.transmit(t_invite, d.upload_bytes, None).airtime_s
         aloha = mac if isinstance(mac, SlottedAloha) else None
         idle_w = meter.power.state_w("idle")[0]
-        tx_power_w, tx_lump_j = meter.power.state_w("tx", n_bits, ul_s)
+        tx_power_w, tx_lump_j = meter.power.state_w("tx", 8 * d.upload_bytes, ul_s)
         # an instantaneous upload is charged as a lump (by switch)
         tx_w = tx_power_w if tx_lump_j is None else None
         outcome: dict[int, Outcome] = {}
@@ -218,5 +218,5 @@ class FastRound:
             assert isinstance(meter, InfiniteEnergy)
             meter.move(client, t_s, tx_w)
         else:
-            d.energy.switch(client, "tx", 8 * d.model_bytes, airtime_s, bursts)
+            d.energy.switch(client, "tx", 8 * d.upload_bytes, airtime_s, bursts)
         heapq.heappush(self._heap, (t_s + wall_s, next(self._order), _ARRIVED, client))

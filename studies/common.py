@@ -15,7 +15,7 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -75,6 +75,31 @@ class Study:
                 n *= len(values)
             total += n
         return total
+
+
+def narrow(study: Study, seeds: Sequence[int] | None = None,
+           arms: Sequence[str] | None = None, rounds: int | None = None) -> Study:
+    """``study`` on fewer seeds or arms, or with another number of rounds per run (a
+    smaller campaign, e.g. a GPU variant in a short lease); its ``differs`` says so."""
+    names = [arm.name for arm in study.arms]
+    unknown = sorted(set(arms or ()) - set(names))
+    if unknown:
+        raise simfl.SimflError(f"--arms: {', '.join(unknown)} is not an arm of {study.name} "
+                               f"(expected some of {', '.join(dict.fromkeys(names))})")
+    if rounds is not None and rounds < 1:
+        raise simfl.SimflError(f"--rounds: {rounds} is not allowed: expected an integer >= 1")
+    chosen = [arm for arm in study.arms if not arms or arm.name in arms]
+    notes, differs = dict(study.notes), list(study.notes.get("differs", ()))
+    if rounds is not None:
+        chosen = [replace(arm, set={**arm.set, "run.rounds": rounds}) for arm in chosen]
+        notes["rounds"] = rounds
+        differs.append(f"{rounds} rounds per run in this campaign (--rounds)")
+    if seeds:
+        differs.append(f"seeds {', '.join(map(str, seeds))} only in this campaign (--seeds)")
+    if arms:
+        differs.append(f"arms {', '.join(arms)} only in this campaign (--arms)")
+    return replace(study, arms=chosen, seeds=tuple(seeds or study.seeds),
+                   notes={**notes, "differs": differs})
 
 
 def image_task(quick: bool, model: str | dict[str, Any] | None, device: str,
@@ -166,13 +191,19 @@ def parser(description: str) -> argparse.ArgumentParser:
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
-    """--jobs, --model and --device: how a study's runs are executed."""
+    """--jobs, --model, --device, --seeds, --arms and --rounds: how a study's runs are
+    executed, and on how much of it."""
     p.add_argument("--jobs", type=int, default=None,
                    help="runs at a time (default: 1 with --quick, in this process; else 2)")
     p.add_argument("--model", default=None,
                    help="model of the image studies (default: logreg; e.g. cnn, lenet5)")
     p.add_argument("--device", default="cpu", choices=("cpu", "cuda", "auto"),
                    help="run.device of every run (default cpu)")
+    p.add_argument("--seeds", type=int, nargs="+", default=None,
+                   help="these seeds only (default: the study's)")
+    p.add_argument("--arms", nargs="+", default=None, help="these arms only (default: all)")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="rounds per run (default: the study's); the report lists the change")
 
 
 def main_for(name: str, build: Callable[..., Study], description: str,
@@ -181,7 +212,8 @@ def main_for(name: str, build: Callable[..., Study], description: str,
     args = parser(description).parse_args(argv)
     out = args.out or Path("runs") / ("studies_quick" if args.quick else "studies") / name
     try:
-        study = build(args.quick, args.model, args.device)
+        study = narrow(build(args.quick, args.model, args.device), args.seeds, args.arms,
+                       args.rounds)
         print(study.plan(), flush=True)
         run_study(study, out, jobs=args.jobs or (1 if args.quick else 2))
     except simfl.SimflError as err:

@@ -15,7 +15,7 @@ from typing import Sequence
 
 import simfl
 from studies import cvar, fedar, fedgs, fedlaavg, warm_start
-from studies.common import add_run_options, run_study
+from studies.common import add_run_options, narrow, run_study
 
 STUDIES = {m.NAME: m for m in (fedar, cvar, warm_start, fedgs, fedlaavg)}
 REPORT = Path(__file__).resolve().parents[1] / "analysis" / "report.py"
@@ -33,7 +33,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     started_s = time.perf_counter()
     try:
-        chosen = {name: module.study(args.quick, args.model, args.device)
+        chosen = {name: narrow(module.study(args.quick, args.model, args.device), args.seeds,
+                               args.arms, args.rounds)
                   for name, module in STUDIES.items() if not args.only or name in args.only}
     except simfl.SimflError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -184,3 +184,22 @@ def test_the_whole_quick_mode_and_its_report(tmp_path):
     for figure in ("fedar", "cvar", "warm_start", "fedgs", "fedgs_counts", "fedlaavg"):
         assert (tmp_path / "report" / "figures" / f"{figure}.png").is_file()
     assert elapsed <= 600, f"the quick mode took {elapsed:.0f} s"
+
+
+def test_narrow_takes_fewer_seeds_and_arms_and_sets_the_rounds(small_fashion):
+    full = fedar.study()
+    small = common.narrow(full, seeds=[1, 2], arms=["fedar", "mifa"], rounds=50)
+    assert small.n_runs == 2 * 2 * len(fedar.P_MIN)
+    assert [arm.name for arm in small.arms] == ["fedar", "mifa"]
+    assert {arm.set["run.rounds"] for arm in small.arms} == {50}
+    assert small.notes["rounds"] == 50
+    assert len(small.notes["differs"]) == len(full.notes["differs"]) + 3
+    assert common.narrow(full) == full
+
+
+def test_narrow_refuses_an_unknown_arm_or_rounds_in_one_line(small_fashion, capsys):
+    assert fedar.main(["--arms", "fedar", "nope", "--out", "unused"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--arms: nope is not an arm of fedar" in err
+    assert fedar.main(["--rounds", "0", "--out", "unused"]) == 2
+    assert "--rounds: 0 is not allowed" in capsys.readouterr().err

@@ -90,6 +90,8 @@ def narrow(study: Study, seeds: Sequence[int] | None = None,
         raise simfl.SimflError(f"--rounds: {rounds} is not allowed: expected an integer >= 1")
     chosen = [arm for arm in study.arms if not arms or arm.name in arms]
     notes, differs = dict(study.notes), list(study.notes.get("differs", ()))
+    if seeds or arms or rounds is not None:
+        notes.pop("expected_wall_h", None)  # the estimate is the whole study's
     if rounds is not None:
         chosen = [replace(arm, set={**arm.set, "run.rounds": rounds}) for arm in chosen]
         notes["rounds"] = rounds

@@ -28,6 +28,9 @@ STUDY_FILE = "study.json"
 FULL_SEEDS = (1, 2, 3, 4, 5)
 QUICK_SEEDS = (1, 2)
 #: what the quick mode's report says of its settings
+#: what a study stopped with Ctrl-C (or a timeout's SIGINT) says
+INTERRUPTED = ("interrupted: finished runs stay in the campaign; the same command resumes "
+               "with the others")
 QUICK_DIFFERS = ["quick mode: a check of the machinery on small bundled data with few rounds "
                  "and 2 seeds, not a reproduction"]
 
@@ -221,5 +224,8 @@ def main_for(name: str, build: Callable[..., Study], description: str,
     except simfl.SimflError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(INTERRUPTED, file=sys.stderr)
+        return 130
     print(f"{out}: done; report: python analysis/report.py {out} --out REPORT_DIR")
     return 0

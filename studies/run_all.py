@@ -15,7 +15,7 @@ from typing import Sequence
 
 import simfl
 from studies import cvar, fedar, fedgs, fedlaavg, warm_start
-from studies.common import add_run_options, narrow, run_study
+from studies.common import INTERRUPTED, add_run_options, narrow, run_study
 
 STUDIES = {m.NAME: m for m in (fedar, cvar, warm_start, fedgs, fedlaavg)}
 REPORT = Path(__file__).resolve().parents[1] / "analysis" / "report.py"
@@ -48,6 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         except simfl.SimflError as err:
             print(f"error: {name}: {err}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt:
+            print(f"{name}: {INTERRUPTED}", file=sys.stderr)
+            return 130
         print(f"{name}: {time.perf_counter() - t_s:.1f} s", flush=True)
     campaigns = [str(args.out / name) for name in STUDIES if (args.out / name / "study.json").is_file()]
     status = load_report().main([*campaigns, "--out", str(args.out / "report")])

@@ -203,3 +203,12 @@ def test_narrow_refuses_an_unknown_arm_or_rounds_in_one_line(small_fashion, caps
     assert err.count("\n") == 1 and "--arms: nope is not an arm of fedar" in err
     assert fedar.main(["--rounds", "0", "--out", "unused"]) == 2
     assert "--rounds: 0 is not allowed" in capsys.readouterr().err
+
+
+def test_an_interrupted_study_says_it_resumes_in_one_line(monkeypatch, capsys, tmp_path):
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(common, "run_study", stop)
+    assert fedgs.main(["--quick", "--out", str(tmp_path)]) == 130
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the same command resumes" in err

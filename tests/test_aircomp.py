@@ -93,6 +93,7 @@ def test_a_resumed_run_writes_the_same_aircomp_table(tmp_path):
     ("server.algorithm.gain_threshold=-0.1", "server.algorithm.gain_threshold = -0.1"),
     ("server.algorithm.power=0", "server.algorithm.power = 0.0"),
     ("network.mac.kind=tdma", "network.mac.kind = 'tdma'"),
+    ("server.compression.kind=qsgd", "server.compression.kind = 'qsgd'"),
 ])
 def test_bad_input_is_one_line_and_exit_2(setting, words, capsys):
     code = main(["validate", "quickstart", "--set", "server.algorithm.kind=aircomp",

@@ -66,3 +66,7 @@ def check_aircomp(scenario: Scenario) -> None:
             "'aircomp' (the analog slot is the uplink's medium access)")
     require(server.overcommit == 1.0, "server.overcommit", server.overcommit,
             "1 with server.algorithm.kind = 'aircomp' (all invitees share one slot)")
+    compression = server.compression.kind
+    require(compression == "none", "server.compression.kind", compression,
+            "none with server.algorithm.kind = 'aircomp' (the analog slot carries each "
+            "update's real values; bits do not apply)")

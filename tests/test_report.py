@@ -3,6 +3,7 @@ hand-made numbers, and the whole report on small campaign folders written by han
 training)."""
 
 import importlib.util
+import csv
 import json
 import math
 import sys
@@ -360,3 +361,18 @@ def test_a_claims_paper_effect_and_the_comparison_table(tmp_path):
     assert "| level | paper's effect | smallest detectable |" in table
     # the first of two at 0.05 / 2, the second (larger p) at 0.05
     assert "| 97.50% | +0.030 |" in table and "| 95.00% | +0.030 |" in table
+
+
+def test_comparisons_csv_holds_each_comparison_and_its_seeds(tmp_path):
+    folder = fedlaavg_campaign(tmp_path, swing_fedlaavg=0.02)
+    report.write_report([folder], tmp_path / "out")
+    with open(tmp_path / "out" / "comparisons.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    swing = [r for r in rows if "swing" in r["claim"].lower() or "swings" in r["claim"]]
+    assert len(swing) == 1
+    row = swing[0]
+    # fedavg's swing 0.3 minus fedlaavg's 0.02, the same in each of the three seeds
+    diffs = [float(d) for d in row["per_seed_differences"].split(";")]
+    assert diffs == pytest.approx([0.28] * 3)
+    assert int(row["paired_seeds"]) == 3 and float(row["effect"]) == pytest.approx(0.28)
+    assert row["verdict"] == "reproduced"

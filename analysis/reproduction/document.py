@@ -10,6 +10,7 @@ from typing import Sequence
 from simfl.core.errors import SimflError
 
 from .campaigns import STUDY_FILE, read_campaign
+from .comparisons_csv import write_comparisons
 from .figures import HOW_TO_READ
 from .papers import SECTIONS
 from .sections import Section
@@ -47,4 +48,5 @@ def write_report(campaigns: Sequence[Path], out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     path = out / "report.md"
     path.write_text("\n".join(lines))
+    write_comparisons(sections, out / "comparisons.csv")
     return path

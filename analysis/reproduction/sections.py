@@ -27,6 +27,7 @@ class Claim(NamedTuple):
     simfl_effect: str = "-"
     seeds: str | None = None
     rounds: str | None = None
+    comparisons: tuple[Comparison, ...] = ()  # as decided (Holm-corrected), for the CSV
 
 
 def as_claim(row: Sequence[Any]) -> Claim:
@@ -123,6 +124,6 @@ def verdict_block(claim: str, comparisons: Sequence[Comparison], metric: str,
     verdict, reason = overall(corrected)
     paper, simfl = effects(corrected)
     claims.append(Claim(claim, verdict, reason, paper_effect or paper, simfl,
-                        seeds or paired_seeds(corrected), rounds))
+                        seeds or paired_seeds(corrected), rounds, tuple(corrected)))
     body += [f"**Claim.** {claim}", "", comparison_table(corrected, metric),
              f"**Verdict: {verdict}** ({reason}).", ""]

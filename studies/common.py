@@ -95,8 +95,9 @@ def narrow(study: Study, seeds: Sequence[int] | None = None,
     notes, differs = dict(study.notes), list(study.notes.get("differs", ()))
     if seeds or arms or rounds is not None:
         notes.pop("expected_wall_h", None)  # the estimate is the whole study's
-    if rounds is not None:
+    if rounds is not None:  # the study's own note on its rounds gives way
         chosen = [replace(arm, set={**arm.set, "run.rounds": rounds}) for arm in chosen]
+        differs = [d for d in differs if not d.startswith(f"{notes.get('rounds')} rounds")]
         notes["rounds"] = rounds
         differs.append(f"{rounds} rounds per run in this campaign (--rounds)")
     if seeds:

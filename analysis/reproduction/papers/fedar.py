@@ -72,8 +72,9 @@ def fedar_section(c: Campaign, figures: Path) -> Section:
         panels.append((f"p_min = {p_min}", {arm: [series(r, "accuracy") for r in runs[arm]]
                                             for arm in arms}))
     if panels:
-        plot_panels(figures / "fedar.png", panels, "test accuracy")
-        body += ["![FedAR: accuracy against rounds](figures/fedar.png)", ""]
+        name = f"fedar{_model_suffix(c)}.png"  # one figure per model's campaign
+        plot_panels(figures / name, panels, "test accuracy")
+        body += [f"![FedAR: accuracy against rounds](figures/{name})", ""]
     body += ["Per-client accuracy: each client's expected accuracy at the last evaluation, "
              "the per-class test accuracies weighted by its training-label counts; the "
              "worst and best 10% are the means of the lowest and highest tenth of clients.",
@@ -83,6 +84,11 @@ def fedar_section(c: Campaign, figures: Path) -> Section:
                   "is heterogeneous, p_i ~ U(p_min, 1).", comparisons, "last-10 accuracy",
                   claims, body, paper_effect=f"about {PAPER_GAIN:+.2f} over the best baseline "
                   "(CIFAR-10, LeNet-5; at least that over the others)")
-    model = c.meta.get("notes", {}).get("model", "logreg")
-    which = "" if model == "logreg" else f" ({model})"
+    which = f" ({_model_suffix(c)[1:]})" if _model_suffix(c) else ""
     return Section(f"FedAR{which}: availability-aware aggregation", claims, body)
+
+
+def _model_suffix(c: Campaign) -> str:
+    """``""`` for the study's logistic regression, else ``_MODEL``."""
+    model = c.meta.get("notes", {}).get("model", "logreg")
+    return "" if model == "logreg" else f"_{model}"

@@ -376,3 +376,15 @@ def test_comparisons_csv_holds_each_comparison_and_its_seeds(tmp_path):
     assert diffs == pytest.approx([0.28] * 3)
     assert int(row["paired_seeds"]) == 3 and float(row["effect"]) == pytest.approx(0.28)
     assert row["verdict"] == "reproduced"
+
+
+def test_a_diverged_run_is_left_out_of_the_comparisons_and_counted(tmp_path):
+    folder = fedlaavg_campaign(tmp_path, swing_fedlaavg=0.02)
+    summary = json.loads((folder / "d-fedavg-2" / "summary.json").read_text())
+    summary["warnings"] = ["the global model diverged: at the evaluation after round 3"]
+    (folder / "d-fedavg-2" / "summary.json").write_text(json.dumps(summary))
+    text = report.write_report([folder], tmp_path / "out").read_text()
+    assert "Runs whose model diverged (left out of the comparisons): diurnal-fedavg 1 of 3" in text
+    with open(tmp_path / "out" / "comparisons.csv", newline="") as f:
+        swing = [r for r in csv.DictReader(f) if "swings" in r["claim"]]
+    assert int(swing[0]["paired_seeds"]) == 2  # seed 2's fedavg run is out

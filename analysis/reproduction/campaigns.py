@@ -44,6 +44,13 @@ class RunInfo:
     def summary(self) -> dict[str, Any]:
         return json.loads((self.path / "summary.json").read_text())
 
+    @property
+    def diverged(self) -> bool:
+        """Whether the run's model became non-finite (simfl's warning in summary.json):
+        its later scores are meaningless, so comparisons leave it out."""
+        return any("diverged" in w or "not a finite number" in w
+                   for w in self.summary().get("warnings", ()))
+
 
 def _float(text: str | None) -> float:
     try:
@@ -107,4 +114,5 @@ def late_mean(evals: dict[str, np.ndarray], column: str, share: float = LATE_SHA
 
 
 def by_seed(runs: Sequence[RunInfo], metric: Callable[[RunInfo], float]) -> dict[int, float]:
-    return {r.seed: metric(r) for r in runs}
+    """``metric`` of each run by its seed, leaving out runs whose model diverged."""
+    return {r.seed: metric(r) for r in runs if not r.diverged}

@@ -4,6 +4,7 @@ that states its campaign's setting, and the block that states a claim's verdict.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Sequence
 
@@ -82,6 +83,11 @@ def setting_line(c: Campaign) -> str:
             f"{', '.join(map(str, seeds))}; {notes}; study wall time "
             f"{m.get('wall_time_s', math.nan):.0f} s with {m.get('jobs', 1)} worker(s), "
             f"runs' summed wall time {c.wall_time_s:.0f} s.")
+    diverged = Counter(r.arm for r in c.runs if r.diverged)
+    if diverged:
+        line += (" Runs whose model diverged (left out of the comparisons): "
+                 + ", ".join(f"{arm} {n} of {len(c.arm(arm))}" for arm, n in diverged.items())
+                 + ".")
     differs = m.get("notes", {}).get(DIFFERS)
     if differs:
         items = differs if isinstance(differs, (list, tuple)) else [differs]

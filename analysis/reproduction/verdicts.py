@@ -139,6 +139,8 @@ Beside simfl's effect stand the paper's effect, in the same units and direction 
 the paper reports one, and the *smallest detectable effect*: the true mean difference a
 two-sided paired t-test at the comparison's alpha_j finds with {POWER:.0%} power over
 these seeds, (t(1 - alpha_j/2, n - 1) + t({POWER:g}, n - 1)) s / sqrt(n). An effect
-below it can be real and still leave the comparison inconclusive. With 2 seeds (the
+below it can be real and still leave the comparison inconclusive. A run whose model
+diverged (simfl's warning in its summary.json) is left out of every comparison, and its
+section counts such runs by arm. With 2 seeds (the
 quick mode) t(0.975, 1) = 12.7, so an interval rarely excludes 0: quick-mode verdicts
 are a check of the machinery, not of the papers."""

@@ -12,6 +12,7 @@ from simfl.core.errors import ConfigError
 from simfl.sim.energy.infinite import InfiniteEnergy
 from simfl.sim.mac.csma.dcf import Dcf
 from simfl.sim.mac.csma.timing import DcfTiming
+from scripted_draws import Script
 
 US = 1e-6
 # make_sim sends 1000-byte updates; at 1 Mbit/s: header 400 us, ACK 240 us, payload 8 us/byte
@@ -80,18 +81,6 @@ def test_retry_limit_drops_the_update():
         assert missing.t_s == pytest.approx(1 + DIFS + 3 * collision_s + 2 * DIFS, abs=1e-12)
     (record,) = outcome.mac_slots
     assert (record.contenders, record.collision_slots, record.successes) == (2, 3, 0)
-
-
-class Script:
-    """A stand-in generator whose backoffs are given in order."""
-
-    def __init__(self, *draws):
-        self.draws = list(draws)
-
-    def integers(self, low, high):
-        value = self.draws.pop(0)
-        assert low <= value < high
-        return value
 
 
 def test_backoff_freezes_while_the_medium_is_busy():

@@ -15,6 +15,7 @@ from simfl.sim.mac.csma.carrier_sense import all_in_range
 from simfl.sim.mac.csma.dcf import Dcf
 from simfl.sim.mac.csma.hidden import HiddenDcf
 from simfl.sim.mac.csma.timing import DcfTiming
+from scripted_draws import Script
 
 US = 1e-6
 # 1000-byte MPDUs at 1 Mbit/s: DATA (header 400 us + 8000 us), SIFS, ACK 240 us, RTS 288 us
@@ -29,18 +30,6 @@ def everyone(sender, stations):
 
 def nobody(sender, stations):  # two stations out of each other's range
     return np.zeros(stations.size, dtype=bool)
-
-
-class Script:
-    """A stand-in generator whose backoffs are given in order."""
-
-    def __init__(self, *draws):
-        self.draws = list(draws)
-
-    def integers(self, low, high):
-        value = self.draws.pop(0)
-        assert low <= value < high
-        return value
 
 
 def dcf(senses, rng, radio=None, **changes):

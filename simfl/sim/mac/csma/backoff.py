@@ -25,6 +25,12 @@ _LOW = _WORD - 1
 BLOCK = 4096
 
 
+def contention_windows(cw_min: int, cw_max: int, collisions: int = 41) -> list[int]:
+    """The contention window after r collisions of an MPDU, r = 0 .. ``collisions`` - 1:
+    ``cw_min`` doubled r times, at most ``cw_max``."""
+    return [min(cw_min * 2 ** r, cw_max) for r in range(collisions)]
+
+
 class Draws(Protocol):
     """What the DCF needs of a generator: ``integers(low, high)``."""
 

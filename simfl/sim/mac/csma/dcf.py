@@ -21,7 +21,7 @@ import math
 from typing import NamedTuple
 
 from simfl.core.config.csma import CsmaCaMac
-from simfl.sim.mac.csma.backoff import Backoffs, Draws
+from simfl.sim.mac.csma.backoff import Backoffs, Draws, contention_windows
 from simfl.sim.mac.csma.tally import DcfTally
 from simfl.sim.mac.csma.timing import DcfTiming
 
@@ -70,7 +70,7 @@ class Dcf:
         self._heap: list[tuple[int, int]] = []  # (target, station); stale entries skipped
         self.busy: Busy | None = None
         #: contention window by collisions of the MPDU (the last one for all beyond)
-        self._windows = [min(cfg.cw_min * 2 ** r, cfg.cw_max) for r in range(41)]
+        self._windows = contention_windows(cfg.cw_min, cfg.cw_max)
         self._frames: dict[int, tuple[float, float, float, float]] = {}  # by payload bits
 
     @property

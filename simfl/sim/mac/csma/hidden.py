@@ -29,7 +29,7 @@ import numpy as np
 
 from simfl.core.config.csma import CsmaCaMac
 from simfl.sim.mac.csma.ap_periods import ApPeriods
-from simfl.sim.mac.csma.backoff import Backoffs, Draws
+from simfl.sim.mac.csma.backoff import Backoffs, Draws, contention_windows
 from simfl.sim.mac.csma.dcf import Ended
 from simfl.sim.mac.csma.station_view import Frame, StationView
 from simfl.sim.mac.csma.tally import DcfTally
@@ -64,7 +64,7 @@ class HiddenDcf:
         self.lost_frames = 0
         self._heap: list[tuple[float, int, int, int]] = []  # (t, order, station, token)
         self._joins = 0
-        self._windows = [min(cfg.cw_min * 2 ** r, cfg.cw_max) for r in range(41)]
+        self._windows = contention_windows(cfg.cw_min, cfg.cw_max)
         self.ap = ApPeriods(timing.slot_s, timing.difs_s, DcfTally(timing))
 
     @property

@@ -24,6 +24,7 @@ import simfl
 from simfl.core.config import apply_overrides, load_scenario, parse_override
 from simfl.experiment import checkpoint, resume_run, run_scenario
 from simfl.experiment.checkpoint import CheckpointError
+from stopped_runs import stopped_copy
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLES = ("rounds.csv", "evals.csv", "clients.csv")
@@ -132,10 +133,7 @@ def test_checkpoints_change_no_table_and_a_resumed_run_ends_the_same(tmp_path):
     summary = json.loads((kept / "summary.json").read_text())
     assert summary["queried_losses"] > 0
     # stopped after round 7 was written but before the summary: resume from round 6
-    stopped = tmp_path / "stopped"
-    shutil.copytree(kept, stopped)
-    for name in ("summary.json", "clients.csv"):
-        (stopped / name).unlink()
+    stopped = stopped_copy(kept, tmp_path / "stopped")
     result = resume_run(stopped)
     assert result.summary["resumed_after_round"] == 6
     _same_tables(plain, stopped)
@@ -320,10 +318,7 @@ def stopped_run(tmp_path_factory):
     """A finished 3-round run, and a copy stopped after its round-2 checkpoint."""
     base = tmp_path_factory.mktemp("tamper")
     whole = run_scenario(_tiny_checkpointed(), base / "whole").out_dir
-    stopped = base / "stopped"
-    shutil.copytree(whole, stopped)
-    for name in ("summary.json", "clients.csv"):
-        (stopped / name).unlink()
+    stopped = stopped_copy(whole, base / "stopped")
     assert checkpoint.latest(stopped).name == "round_000002"
     return whole, stopped
 

@@ -4,13 +4,13 @@ has not sent yet) is part of the checkpoint and comes back with it."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import torch
 
 from simfl.algorithms.compressed import CompressionState
 from simfl.core.config import apply_overrides, load_scenario, parse_override
 from simfl.experiment import checkpoint, resume_run, run_scenario
+from stopped_runs import stopped_copy
 
 TABLES = ("rounds.csv", "evals.csv", "clients.csv")
 
@@ -32,10 +32,7 @@ def test_a_resumed_top_k_run_keeps_its_residuals_and_its_tables(tmp_path):
     assert len(state.clients) > 5  # every client that uploaded owes something
     assert all(isinstance(r, torch.Tensor) and float(r.abs().sum()) > 0
                for r in state.clients.values())
-    stopped = tmp_path / "stopped"
-    shutil.copytree(kept, stopped)
-    for name in ("summary.json", "clients.csv"):
-        (stopped / name).unlink()
+    stopped = stopped_copy(kept, tmp_path / "stopped")
     result = resume_run(stopped)
     assert result.summary["resumed_after_round"] == 6
     for name in TABLES:

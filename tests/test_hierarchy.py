@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from simfl.core.errors import ConfigError
 from simfl.experiment import checkpoint, resume_run, run_scenario
 from simfl.sim.hierarchy.backhaul import cloud_phase
 from simfl.sim.hierarchy.topology import hierarchy_from_graph
+from stopped_runs import stopped_copy
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -128,10 +128,7 @@ def test_a_run_resumed_inside_a_cloud_period_ends_the_same(tmp_path):
     plain = run_scenario(_scenario(*base), tmp_path / "plain")
     kept = run_scenario(_scenario(*base, "run.checkpoint_every_rounds=3"), tmp_path / "kept")
     assert checkpoint.latest(kept.out_dir).name == "round_000006"
-    stopped = tmp_path / "stopped"
-    shutil.copytree(kept.out_dir, stopped)
-    for name in ("summary.json", "clients.csv"):
-        (stopped / name).unlink()
+    stopped = stopped_copy(kept.out_dir, tmp_path / "stopped")
     resumed = resume_run(stopped)
     assert resumed.summary["resumed_after_round"] == 6
     for name in ("rounds.csv", "evals.csv", "clients.csv"):

@@ -1,17 +1,22 @@
-"""Named registries, one per extension point (aggregators, samplers, channels, ...).
+"""Named registries, one per extension point (aggregators, samplers, channels, ...),
+and the one table that gives each kind's config class its implementation.
 
 A registry maps a lower_snake_case name to the frozen config class of one
-implementation. The implementing layer (``sim``, ``train``, ``algorithms``) keeps its
-own map from config class to implementation; ``simfl list`` reads only these
-registries, so it never imports torch. Kinds defined outside simfl (plug-ins, see
-:mod:`simfl.plugins`) register here the same way and are marked ``plugin``.
+implementation; ``simfl list`` reads only these registries, so it never imports torch.
+The implementing layers (``sim``, ``train``, ``algorithms``) name their implementations
+with :func:`implements` and builders find them with :func:`implementation_of`; an
+implementation may be given as ``"package.module:attribute"``, imported on first use, so
+that naming a torch-backed kind does not import torch. Kinds defined outside simfl
+(plug-ins, see :mod:`simfl.plugins`) register both halves the same way and are marked
+``plugin``.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 from dataclasses import dataclass
-from typing import Any, Generic, Iterator, TypeVar
+from typing import Any, Callable, Generic, Iterator, TypeVar
 
 from simfl.core.errors import ConfigError
 
@@ -77,3 +82,54 @@ def registry(point: str) -> Registry[Any]:
     if point not in REGISTRIES:
         REGISTRIES[point] = Registry(point)
     return REGISTRIES[point]
+
+
+#: each kind's config class -> its implementation (or "module:attribute" until first use)
+_IMPLEMENTATIONS: dict[type, Any] = {}
+
+
+def implements(config: type, implementation: Any = None) -> Any:
+    """Name the implementation of the kind whose config class is ``config``.
+
+    ``implements(Config, impl)`` or, as a decorator, ``@implements(Config)`` on the
+    implementation (which it returns unchanged). ``impl`` may be the string
+    ``"package.module:attribute"``, imported when the kind is first built. Naming an
+    implementation again replaces the earlier one (a scenario script loaded twice).
+    """
+    if implementation is None:
+        def decorate(impl: T) -> T:
+            implements(config, impl)
+            return impl
+        return decorate
+    if not isinstance(config, type):
+        raise TypeError(f"{config!r} is not a config class")
+    _IMPLEMENTATIONS[config] = implementation
+    return implementation
+
+
+def implementation_of(config: object, field: str = "kind") -> Any:
+    """The implementation of ``config`` (a config instance or class): the nearest class in
+    its MRO that has one. A kind without one is a :class:`ConfigError` on ``field``."""
+    cls = config if isinstance(config, type) else type(config)
+    for klass in cls.__mro__:
+        if klass in _IMPLEMENTATIONS:
+            found = _IMPLEMENTATIONS[klass]
+            if isinstance(found, str):
+                module, _, attribute = found.partition(":")
+                found = getattr(importlib.import_module(module), attribute)
+                _IMPLEMENTATIONS[klass] = found
+            return found
+    raise ConfigError(field, getattr(cls, "kind", cls.__name__),
+                      "a kind with an implementation: register one with "
+                      f"simfl.register({cls.__name__}, implementation)")
+
+
+def has_implementation(config: object) -> bool:
+    """Whether :func:`implementation_of` would find one (without importing it)."""
+    cls = config if isinstance(config, type) else type(config)
+    return any(klass in _IMPLEMENTATIONS for klass in cls.__mro__)
+
+
+def implemented_by(implementation: Callable[..., Any] | type) -> list[type]:
+    """The config classes whose implementation is ``implementation`` (already imported)."""
+    return [cls for cls, impl in _IMPLEMENTATIONS.items() if impl is implementation]

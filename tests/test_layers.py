@@ -15,6 +15,7 @@ import ast
 import importlib.util
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -161,10 +162,18 @@ def _module_sizes():
 
 
 SIZES = _module_sizes()
+
+
 def test_no_module_or_class_over_the_size_limits():
+    """Sizes are a guide: past the warning sizes a module is reported (a pytest warning),
+    only past the limits does the suite fail."""
     over = SIZES.offenders()
     assert not over, (f"over {SIZES.MODULE_LIMIT} lines (module) or {SIZES.CLASS_LIMIT} "
                       f"(class): split by concept: {sorted(over)}")
+    worth_a_look = SIZES.offenders(module_limit=SIZES.MODULE_WARN, class_limit=SIZES.CLASS_WARN)
+    if worth_a_look:
+        warnings.warn(f"over {SIZES.MODULE_WARN} lines (module) or {SIZES.CLASS_WARN} (class), "
+                      f"worth a look: {sorted(worth_a_look)}")
 
 
 def test_size_rule_covers_the_scripts_beside_the_package():
@@ -182,11 +191,12 @@ def test_size_rule_counts_module_and_class_lines(tmp_path):
     (package / "sub" / "big.py").write_text("import os\n" * (SIZES.MODULE_LIMIT + 1))
     (package / "sub" / "edge.py").write_text("x = 1\n" * SIZES.MODULE_LIMIT)
     (package / "classes.py").write_text(
-        "@decorated\nclass Long:\n" + body * (SIZES.CLASS_LIMIT - 1)  # 201 lines
-        + "class Short:\n" + body * (SIZES.CLASS_LIMIT - 1)  # 200 lines
-        + "def f():\n    class Inner:\n" + "        y = 2\n" * SIZES.CLASS_LIMIT)  # 201
+        "@decorated\nclass Long:\n" + body * (SIZES.CLASS_LIMIT - 1)  # CLASS_LIMIT + 1 lines
+        + "class Short:\n" + body * (SIZES.CLASS_LIMIT - 1)  # CLASS_LIMIT lines
+        + "def f():\n    class Inner:\n" + "        y = 2\n" * SIZES.CLASS_LIMIT)  # + 1
     assert SIZES.offenders(package) == {"pkg.sub.big", "pkg.classes", "pkg.classes:Long",
                                         "pkg.classes:f.<locals>.Inner"}
+    assert "pkg.sub.edge" in SIZES.offenders(package, module_limit=SIZES.MODULE_WARN)
 
 
 def test_package_graph_follows_every_form_of_import(tmp_path):

@@ -59,7 +59,10 @@ def ArrayData(x_train: Any, y_train: Any = None, x_test: Any = None,
     arrays or tensors; one sample's shape is x's shape after the first axis, e.g.
     ``(C, H, W)``; 8-bit pixels are scaled to [0, 1]; labels are 0 to the largest), or
     ``ArrayData(train_dataset, test_dataset)``: two map-style datasets
-    (``torch.utils.data.Dataset``) of ``(x, label)`` items, materialised once here."""
+    (``torch.utils.data.Dataset``) of ``(x, label)`` items, materialised once here.
+
+    Contiguous float32 features are kept without a copy (simfl only reads them): do not
+    change the arrays after handing them over."""
     if x_test is None and y_test is None:
         (x_train, y_train), (x_test, y_test) = _materialise(x_train), _materialise(y_train)
     parts = [np.asarray(a) for a in (x_train, y_train, x_test, y_test)]
@@ -78,8 +81,8 @@ def ArrayData(x_train: Any, y_train: Any = None, x_test: Any = None,
     if min(y.min() for y in ys) < 0:
         raise ConfigError("ArrayData y", "a negative label", "class labels 0, 1, ...")
     digest = hashlib.sha256()
-    for a in (*xs, *ys):
-        digest.update(np.ascontiguousarray(a).tobytes())
+    for a in (*xs, *ys):  # hashed through the buffer: no copy of a large array
+        digest.update(memoryview(np.ascontiguousarray(a)).cast("B"))
     key = digest.hexdigest()[:32]
     _HELD[key] = (xs[0], ys[0], xs[1], ys[1])
     _SHAPES[key] = tuple(int(n) for n in parts[0].shape[1:]) or (1,)
@@ -87,10 +90,13 @@ def ArrayData(x_train: Any, y_train: Any = None, x_test: Any = None,
 
 
 def _features(x: np.ndarray) -> np.ndarray:
+    """Rows of float32 features: 8-bit pixels scaled to [0, 1]; contiguous float32 rows
+    are kept as a view of the caller's array, not copied (the data may be most of the
+    machine's memory; simfl only reads it)."""
     rows: np.ndarray = x.reshape(len(x), -1)
     if rows.dtype == np.uint8:
         return np.asarray(rows.astype(np.float32) / np.float32(255.0))
-    return np.asarray(rows.astype(np.float32))
+    return np.ascontiguousarray(rows, dtype=np.float32)
 
 
 def _materialise(dataset: Any) -> tuple[np.ndarray, np.ndarray]:

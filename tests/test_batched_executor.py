@@ -21,8 +21,8 @@ from simfl.train.models import build_model
 
 ATOL = 1e-5
 CPU = torch.device("cpu")
-DEVICES = [CPU, pytest.param(torch.device("cuda"), marks=pytest.mark.skipif(
-    not torch.cuda.is_available(), reason="no CUDA device"))]
+DEVICES = [CPU, pytest.param(torch.device("cuda"), marks=[pytest.mark.cuda, pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no CUDA device")])]
 REPO = Path(__file__).resolve().parents[1]
 
 

@@ -27,8 +27,8 @@ from simfl.train.models import BUILDERS, build_model, model_bytes, param_shapes
 
 REPO = Path(__file__).resolve().parents[1]
 CPU = torch.device("cpu")
-DEVICES = [CPU, pytest.param(torch.device("cuda"), marks=pytest.mark.skipif(
-    not torch.cuda.is_available(), reason="no CUDA device"))]
+DEVICES = [CPU, pytest.param(torch.device("cuda"), marks=[pytest.mark.cuda, pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no CUDA device")])]
 MODELS = {  # (config, input shape, classes)
     "logreg": (Logreg(), (12,), 4),
     "mlp": (Mlp(hidden=(7, 5)), (12,), 4),

@@ -372,8 +372,9 @@ def test_comparisons_csv_holds_each_comparison_and_its_seeds(tmp_path):
     assert len(swing) == 1
     row = swing[0]
     # fedavg's swing 0.3 minus fedlaavg's 0.02, the same in each of the three seeds
-    diffs = [float(d) for d in row["per_seed_differences"].split(";")]
-    assert diffs == pytest.approx([0.28] * 3)
+    labelled = [d.split(":") for d in row["per_seed_differences"].split(";")]
+    assert [seed for seed, _ in labelled] == ["1", "2", "3"]  # labelled, in seed order
+    assert [float(d) for _, d in labelled] == pytest.approx([0.28] * 3)
     assert int(row["paired_seeds"]) == 3 and float(row["effect"]) == pytest.approx(0.28)
     assert row["verdict"] == "reproduced"
 

@@ -220,6 +220,7 @@ def test_built_in_models_are_saved_as_their_named_parameters(tmp_path):
     assert not (timing.out_dir / "model.pt").exists()
 
 
+@pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
 def test_a_module_trains_on_cuda(tmp_path):
     scenario = simfl.Scenario(name="cuda", seed=1, task=task(conv_bn_dropout),

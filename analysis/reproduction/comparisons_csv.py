@@ -1,5 +1,6 @@
 """``comparisons.csv``: every paired comparison behind the verdicts, one row each, with
-its per-seed differences, so a reader can redo the statistics without the run folders."""
+its per-seed differences (``seed:difference``, in seed order), so a reader can redo the
+statistics without the run folders (``python -m analysis.reproduction.check``)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def write_comparisons(sections: Sequence[Section], path: Path) -> Path:
                                   _g(c.diff.lo), _g(c.diff.hi), _g(1 - c.alpha), _g(c.p_value),
                                   "" if c.paper_effect is None else _g(c.paper_effect),
                                   _g(c.min_detectable), c.verdict,
-                                  ";".join(_g(d) for d in c.paired)])
+                                  ";".join(f"{seed}:{_g(d)}" if c.seeds else _g(d)
+                                           for seed, d in zip(c.seeds or c.paired, c.paired))])
     return path
 
 

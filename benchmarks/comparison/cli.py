@@ -14,7 +14,8 @@ from .flops import matmul_peak_gflops
 from .flower_arm import flower_available
 from .harness import ROOT, run_arm
 from .reference import ALL_ARMS, BATCH, N_CLIENTS, REFERENCE_ARMS, WARMUP_ROUNDS, steady_median_ms
-from .tables import cnn_table, reference_table
+from .pfl_workload import PFL_ARMS, PER_USER, BATCH as PFL_BATCH, COHORT, pfl_available
+from .tables import cnn_table, kernel_table, pfl_table, reference_table
 
 
 def _load() -> str:
@@ -44,6 +45,15 @@ def main(description: str) -> None:
     parser.add_argument("--scale-radio", action="store_true",
                         help="place the scale workload's clients in a 500 m disc around one "
                              "access point, with the shared radio (8 dB shadowing)")
+    parser.add_argument("--pfl-rounds", type=int, default=4,
+                        help="rounds of each pfl-workload arm per repetition; the first is "
+                             "a warm-up (default 4)")
+    parser.add_argument("--pfl-repeats", type=int, default=3,
+                        help="interleaved repetitions of the pfl workload's arms (default 3)")
+    parser.add_argument("--pfl-core", type=int, default=0,
+                        help="the core the pfl workload's arms are pinned to")
+    parser.add_argument("--pfl-device", default="cpu",
+                        help="the device of the pfl workload's arms (cpu, or cuda on a GPU)")
     parser.add_argument("--gpu-device", default="cuda", help="device of the gpu workload")
     parser.add_argument("--cnn-repeats", type=int, default=3,
                         help="measured repetitions of each cnn cell (after one warm-up)")
@@ -139,6 +149,39 @@ def main(description: str) -> None:
                   f"{r['events'] / r['wall_s']:,.0f} events/s, peak {r['peak_b'] / 2**30:.2f} GB"
                   + ("" if tx is None else
                      f", {tx:,} transmissions, {tx / r['wall_s']:,.0f} transmissions/s") + "\n")
+
+    if "pfl" in arms:
+        rounds_pfl = 2 if args.quick else args.pfl_rounds
+        repeats = 1 if args.quick else args.pfl_repeats
+        if not pfl_available():
+            print("pfl: its arm is skipped (pfl is not installed in this environment: "
+                  "pip install -e '.[pfl]' into a separate one)")
+        runs: dict = {arm: [] for arm in PFL_ARMS}
+        for rep in range(repeats):  # arms interleaved: A, B, C, A, B, C, ...
+            for arm in PFL_ARMS:
+                r = run_arm({"arm": f"pfl/{arm}", "rounds": rounds_pfl, "threads": 1,
+                             "core": args.pfl_core, "device": args.pfl_device}, args.timeout_s)
+                runs[arm].append(r)
+                took = r.get("error") or r.get("skipped") or f"{sum(r['cpu_s']):.1f} CPU s"
+                print(f"  done: pfl workload {arm} (repetition {rep + 1}): {took}", file=sys.stderr)
+        report["pfl"] = runs
+        print(f"pfl workload: pfl-research's CIFAR-10 benchmark setting on synthetic CIFAR-shaped "
+              f"data (1,000 users x {PER_USER} images of 32x32x3, cohort {COHORT}, 1 local "
+              f"epoch at batch {PFL_BATCH}, simple_cnn of 1,626,442 parameters); {rounds_pfl} "
+              f"rounds per arm and repetition (the first a warm-up), {repeats} repetitions "
+              f"interleaved, one torch thread, pinned to core {args.pfl_core}, on "
+              f"{args.pfl_device}; simfl_network: "
+              "OFDMA on the shared radio with fading, losses and a 30 s deadline (it trains "
+              "only the updates that arrive)")
+        print("\n".join(pfl_table(runs, rounds_pfl * COHORT, PER_USER // PFL_BATCH)) + "\n")
+
+    if "kernel" in arms:
+        runs = [run_arm({"arm": "kernel", "n_clients": 10**5, "per_round": 10**4,
+                         "rounds": 3 if args.quick else 20, "threads": 1,
+                         "core": args.pfl_core}, args.scale_timeout_s)
+                for _ in range(1 if args.quick else 3)]
+        report["kernel"] = runs
+        print("\n".join(kernel_table(runs, args.pfl_core)) + "\n")
 
     if "gpu" in arms:
         users = 100 if args.quick else 1000

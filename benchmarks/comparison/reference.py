@@ -8,7 +8,7 @@ import functools
 import statistics
 
 REFERENCE_ARMS = ("simfl_batched", "simfl_inline", "plain", "flower")
-ALL_ARMS = REFERENCE_ARMS + ("cnn", "scale", "gpu")
+ALL_ARMS = REFERENCE_ARMS + ("cnn", "scale", "gpu", "pfl", "kernel")
 CNN_ARMS = ("batched", "inline", "plain")
 MODELS = {"logreg": (), "mlp": (100,)}
 COHORTS = (10, 100)

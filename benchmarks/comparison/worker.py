@@ -8,6 +8,8 @@ import json
 from .cnn import arm_cnn
 from .flower_arm import arm_flower
 from .gpu import arm_gpu
+from .kernel import arm_kernel
+from .pfl_workload import run_pfl_arm
 from .reference_arms import arm_plain, arm_simfl
 from .scale import arm_scale
 
@@ -27,6 +29,10 @@ def worker(argv: list[str]) -> None:
         out = arm_plain(args["model"], args["cohort"], args["rounds"])
     elif arm == "flower":
         out = arm_flower(args["model"], args["cohort"], args["rounds"])
+    elif arm.startswith("pfl/"):
+        out = run_pfl_arm(arm[len("pfl/"):], args["rounds"], args.get("device", "cpu"))
+    elif arm == "kernel":
+        out = arm_kernel(args["n_clients"], args["per_round"], args["rounds"])
     elif arm == "cnn":
         out = arm_cnn(args["cohorts"], args["repeats"])
     elif arm == "scale":

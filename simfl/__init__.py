@@ -31,7 +31,7 @@ from simfl.core.config import (
     NoFading, RayleighFading, RicianFading, Fading, DiscPlacement, PppPlacement, GridPlacement,
     FilePlacement, Placement, Static, ConstantVelocity, RandomWaypoint, Mobility, Cells, Radio,
     LogDistance, FreeSpace, PathLoss, FixedPower, ChannelInversion, TruncatedInversion,
-    PowerControl,
+    PowerControl, Uma, Umi, Rma, Inh,
     # scripted kinds (tests and worked examples)
     ScriptedAvailability, ScriptedErasureChannel, ScriptedMac,
     # server: aggregators and samplers
@@ -132,7 +132,8 @@ __all__ = [
     "NoFading", "RayleighFading", "RicianFading", "Fading", "DiscPlacement", "PppPlacement",
     "GridPlacement", "FilePlacement", "Placement", "Static", "ConstantVelocity",
     "RandomWaypoint", "Mobility", "Cells", "Radio", "LogDistance", "FreeSpace", "PathLoss",
-    "FixedPower", "ChannelInversion", "TruncatedInversion", "PowerControl",
+    "FixedPower", "ChannelInversion", "TruncatedInversion", "PowerControl", "Uma", "Umi",
+    "Rma", "Inh",
     "AirComp", "CVaR", "FedAR", "FedAvg", "FedAvgIS", "FedAvgS", "FedAvgSWait", "FedLaAvg", "FedProx",
     "FedVARP", "Mifa",
     "Scaffold", "AllAvailable", "FedGS", "LongestAbsent", "Md", "PowerOfChoice", "Uniform",

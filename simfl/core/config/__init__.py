@@ -38,6 +38,7 @@ from simfl.core.config.placement import (ConstantVelocity, DiscPlacement, FilePl
 from simfl.core.config.radio import (Cells, ChannelInversion, FixedPower, FreeSpace, LogDistance,
                                      PathLoss, PowerControl, Radio, TruncatedInversion)
 from simfl.core.config.scripted import ScriptedAvailability, ScriptedErasureChannel, ScriptedMac
+from simfl.core.config.tr38901 import Inh, Rma, Tr38901, Uma, Umi
 
 __all__ = [
     "AirComp", "Compression", "Float16", "Int8", "NoCompression", "Qsgd", "Sign", "TopK",
@@ -57,7 +58,7 @@ __all__ = [
     "RelayMac", "SlottedAlohaMac", "TdmaMac", "OfdmaMac", "CsmaCaMac",
     "CVaR", "FedProx", "Quadratic",
     "Mnist5k",
-    "Cifar10", "Cifar100", "Idx", "Leaf", "Npz",
+    "Cifar10", "Cifar100", "Idx", "Leaf", "Npz", "Inh", "Rma", "Tr38901", "Uma", "Umi",
     "ScriptedAvailability", "ScriptedErasureChannel", "ScriptedMac",
     "CharLstm", "Cnn", "Lenet5", "TorchModule",
     "AsyncMode", "BufferedMode", "ServerMode", "SyncMode",

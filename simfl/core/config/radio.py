@@ -146,7 +146,10 @@ class Radio(Node):
     ``shadowing_corr_m`` > 0 correlates the shadowing of nearby clients (toward the
     same access point) with rho(delta) = exp(-delta / shadowing_corr_m); 0 draws it
     independently. ``ap_tx_power_dbm`` is the access points' power on the downlink.
-    Not modelled: antenna patterns and heights, indoor walls, frequency-selective fading.
+    With a 3GPP TR 38.901 path loss (``uma``, ``umi``, ``rma``, ``inh``) the shadowing is
+    the scenario's own (its LoS and NLoS standard deviations), correlated by
+    ``shadowing_corr_m`` as above, and ``shadowing_db`` stays 0.
+    Not modelled: antenna patterns, frequency-selective fading.
     """
 
     tx_power_dbm: float | tuple[float, ...] = 23.0
@@ -176,6 +179,10 @@ class Radio(Node):
         require(self.shadowing_db <= 30.0, "shadowing_db", self.shadowing_db,
                 "a standard deviation in [0, 30] dB")
         finite(self, "shadowing_corr_m")
+        if hasattr(self.path_loss, "pair_sigma_db"):  # a 3GPP TR 38.901 scenario
+            require(self.shadowing_db == 0.0, "shadowing_db", self.shadowing_db,
+                    f"0 with path_loss {self.path_loss.kind}: the scenario's own shadow "
+                    "fading (LoS and NLoS standard deviations) applies")
 
     @property
     def noise_dbm(self) -> float:

@@ -20,6 +20,7 @@ import numpy as np
 
 from simfl.core.config.placement import Placement
 from simfl.core.config.radio import (Cells, ChannelInversion, Radio, TruncatedInversion)
+from simfl.core.config.tr38901 import Tr38901
 from simfl.core.errors import ConfigError
 from simfl.core.rng import RngTree
 from simfl.sim.radio.placement import place
@@ -51,15 +52,47 @@ class Propagation:
         self.max_dbm = max_powers_dbm(radio, n_clients)
         self._independent: dict[int, np.ndarray] = {}
         self._fields: dict[int, tuple[float, float, np.ndarray]] = {}
+        self._los_draws: dict[int, np.ndarray] = {}  # a uniform draw per client and site
+        self._indoor: np.ndarray | None = None  # each client's outdoor-to-indoor loss (dB)
 
     def gain_db(self, ap: int, x_m: np.ndarray, y_m: np.ndarray,
                 clients: np.ndarray | slice = slice(None)) -> np.ndarray:
         """Mean path gain (dB, path loss and shadowing) of ``clients`` at (x_m, y_m)
         toward access point ``ap``."""
         dx, dy = x_m - self.ap_xy_m[ap, 0], y_m - self.ap_xy_m[ap, 1]
-        gain = -self.radio.path_loss.loss_db(np.hypot(dx, dy))
+        path_loss = self.radio.path_loss
+        if isinstance(path_loss, Tr38901):
+            return self._tr38901_gain_db(path_loss, ap, np.hypot(dx, dy), x_m, y_m, clients)
+        gain = -path_loss.loss_db(np.hypot(dx, dy))
         if self.radio.shadowing_db > 0:
             gain = gain - self.radio.shadowing_db * self._shadowing(ap, x_m, y_m, clients)
+        return np.asarray(gain)
+
+    def los(self, model: Tr38901, ap: int, d2d_m: np.ndarray,
+            clients: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """Whether each of ``clients``, ``d2d_m`` metres from site ``ap``, sees it in line
+        of sight: its own uniform draw for that site against the LoS probability."""
+        if ap not in self._los_draws:
+            self._los_draws[ap] = self.rngs.stream(f"radio/los/{ap}").random(self.n_clients)
+        return model.is_los(d2d_m, self._los_draws[ap][clients])
+
+    def _tr38901_gain_db(self, model: Tr38901, ap: int, d2d_m: np.ndarray, x_m: np.ndarray,
+                         y_m: np.ndarray, clients: np.ndarray | slice) -> np.ndarray:
+        """Path gain under a 3GPP scenario: each client-site pair's LoS state (its uniform
+        draw against the LoS probability at its distance), the state's loss and shadow
+        fading, and the outdoor-to-indoor loss of indoor clients."""
+        los = self.los(model, ap, d2d_m, clients)
+        gain = -model.pair_loss_db(d2d_m, los) - model.pair_sigma_db(d2d_m, los) * \
+            self._shadowing(ap, x_m, y_m, clients)
+        if model.indoor_fraction > 0:
+            if self._indoor is None:
+                rng = self.rngs.stream("radio/indoor")
+                inside = rng.random(self.n_clients) < model.indoor_fraction
+                depth = np.minimum(rng.uniform(0, model.max_indoor_m, self.n_clients),
+                                   rng.uniform(0, model.max_indoor_m, self.n_clients))
+                self._indoor = np.where(inside, model.o2i_db(depth, rng.standard_normal(
+                    self.n_clients)), 0.0)
+            gain = gain - self._indoor[clients]
         return np.asarray(gain)
 
     def assign(self, x_m: np.ndarray, y_m: np.ndarray,

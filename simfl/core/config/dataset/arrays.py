@@ -82,7 +82,7 @@ def ArrayData(x_train: Any, y_train: Any = None, x_test: Any = None,
         raise ConfigError("ArrayData y", "a negative label", "class labels 0, 1, ...")
     digest = hashlib.sha256()
     for a in (*xs, *ys):  # hashed through the buffer: no copy of a large array
-        digest.update(memoryview(np.ascontiguousarray(a)).cast("B"))
+        digest.update(np.ascontiguousarray(a).data.cast("B"))
     key = digest.hexdigest()[:32]
     _HELD[key] = (xs[0], ys[0], xs[1], ys[1])
     _SHAPES[key] = tuple(int(n) for n in parts[0].shape[1:]) or (1,)

@@ -14,7 +14,8 @@ def check_placement(scenario: Scenario) -> None:
     if placement is not None:
         from simfl.sim.radio.placement import place
 
-        place(placement, scenario.task.n_clients, RngTree(scenario.seed).stream("placement"))
+        place(placement, scenario.task.n_clients, RngTree(scenario.seed).stream("placement"),
+              scenario.network.cells)
     if radio is not None:
         from simfl.sim.radio.propagation import max_powers_dbm
 

@@ -39,6 +39,8 @@ from simfl.core.config.radio import (Cells, ChannelInversion, FixedPower, FreeSp
                                      PathLoss, PowerControl, Radio, TruncatedInversion)
 from simfl.core.config.scripted import ScriptedAvailability, ScriptedErasureChannel, ScriptedMac
 from simfl.core.config.tr38901 import Inh, Rma, Tr38901, Uma, Umi
+from simfl.core.config.radio import Hexagonal
+from simfl.core.config.placement import HexagonalPlacement
 
 __all__ = [
     "AirComp", "Compression", "Float16", "Int8", "NoCompression", "Qsgd", "Sign", "TopK",
@@ -59,6 +61,7 @@ __all__ = [
     "CVaR", "FedProx", "Quadratic",
     "Mnist5k",
     "Cifar10", "Cifar100", "Idx", "Leaf", "Npz", "Inh", "Rma", "Tr38901", "Uma", "Umi",
+    "Hexagonal", "HexagonalPlacement",
     "ScriptedAvailability", "ScriptedErasureChannel", "ScriptedMac",
     "CharLstm", "Cnn", "Lenet5", "TorchModule",
     "AsyncMode", "BufferedMode", "ServerMode", "SyncMode",

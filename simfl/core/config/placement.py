@@ -74,6 +74,22 @@ class GridPlacement(Placement):
 
 
 @dataclass(frozen=True)
+class HexagonalPlacement(Placement):
+    """Clients dropped in the cells of ``network.cells.hexagonal``: each client picks a site
+    uniformly, then a point uniform in area in that site's hexagon (the points nearer to
+    it than to any other site), at least ``min_m`` from the site (3GPP TR 38.901 drops
+    outdoor clients at least 10 m away, 35 m for UMa)."""
+
+    kind = "hexagonal"
+    min_m: float = 10.0
+
+    def validate(self) -> None:
+        non_negative(self, "min_m")
+        require(self.min_m <= MAX_EXTENT_M, "min_m", self.min_m,
+                f"a distance in [0, {MAX_EXTENT_M:g}] m")
+
+
+@dataclass(frozen=True)
 class FilePlacement(Placement):
     """Positions read from a CSV file ``client,x_m,y_m``.
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from simfl.core.config.placement import (DiscPlacement, FilePlacement, GridPlacement,
-                                         Placement, PppPlacement)
+                                         HexagonalPlacement, Placement, PppPlacement)
+from simfl.core.config.radio import Cells
 from simfl.core.errors import ConfigError
 from simfl.sim.traces.data import FIELD as TRACE_FIELD
 from simfl.sim.traces.files import numbered_lines
@@ -31,8 +32,12 @@ MAX_PPP_POINTS = 10**8
 Positions = tuple[np.ndarray, np.ndarray]
 
 
-def place(cfg: Placement, n_clients: int, rng: np.random.Generator) -> Positions:
-    """(x_m, y_m) of ``n_clients`` clients placed by ``cfg``."""
+def place(cfg: Placement, n_clients: int, rng: np.random.Generator,
+          cells: Cells | None = None) -> Positions:
+    """(x_m, y_m) of ``n_clients`` clients placed by ``cfg`` (``cells``: the access points,
+    for a placement by cell)."""
+    if isinstance(cfg, HexagonalPlacement):
+        return _in_hexagons(cfg, cells, n_clients, rng)
     if isinstance(cfg, DiscPlacement):
         r2 = cfg.min_m ** 2 + rng.random(n_clients) * (cfg.radius_m ** 2 - cfg.min_m ** 2)
         angle = rng.random(n_clients) * 2.0 * math.pi
@@ -59,6 +64,35 @@ def place(cfg: Placement, n_clients: int, rng: np.random.Generator) -> Positions
     if isinstance(cfg, FilePlacement):
         return read_positions(cfg.path, n_clients)
     raise ConfigError("population.placement.kind", cfg.kind, "a placement with an implementation")
+
+
+def _in_hexagons(cfg: HexagonalPlacement, cells: Cells | None, n_clients: int,
+                 rng: np.random.Generator) -> Positions:
+    """Uniform in area in the hexagon of a uniformly drawn site, by rejection from the
+    hexagon's bounding box (the hexagon fills 3/4 of it, the keep-out disc little more)."""
+    layout = None if cells is None else cells.hexagonal
+    if layout is None:
+        raise ConfigError("population.placement.kind", cfg.kind,
+                          "a placement other than hexagonal without a network.cells.hexagonal "
+                          "layout to drop the clients in")
+    apothem = layout.isd_m / 2.0
+    if cfg.min_m >= apothem:
+        raise ConfigError("population.placement.min_m", cfg.min_m,
+                          f"a distance below half the inter-site distance ({apothem:g} m)")
+    sites = np.asarray(layout.sites_m())
+    site = rng.integers(0, len(sites), n_clients)
+    half_w, half_h = apothem, apothem * 2.0 / math.sqrt(3.0)
+    x, y = np.empty(n_clients), np.empty(n_clients)
+    todo = np.arange(n_clients)
+    while len(todo):
+        cx = (rng.random(len(todo)) * 2.0 - 1.0) * half_w
+        cy = (rng.random(len(todo)) * 2.0 - 1.0) * half_h
+        u, v = 0.5 * cx + (math.sqrt(3.0) / 2.0) * cy, 0.5 * cx - (math.sqrt(3.0) / 2.0) * cy
+        ok = ((np.abs(cx) <= apothem) & (np.abs(u) <= apothem) & (np.abs(v) <= apothem)
+              & (cx * cx + cy * cy >= cfg.min_m ** 2))
+        x[todo[ok]], y[todo[ok]] = cx[ok], cy[ok]
+        todo = todo[~ok]
+    return x + sites[site, 0], y + sites[site, 1]
 
 
 def read_positions(path: str | Path, n_clients: int) -> Positions:

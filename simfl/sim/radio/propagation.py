@@ -19,7 +19,8 @@ import math
 import numpy as np
 
 from simfl.core.config.placement import Placement
-from simfl.core.config.radio import (Cells, ChannelInversion, Radio, TruncatedInversion)
+from simfl.core.config.radio import (Cells, ChannelInversion, Radio, TruncatedInversion,
+                                     sector_gain_db)
 from simfl.core.config.tr38901 import Tr38901
 from simfl.core.errors import ConfigError
 from simfl.core.rng import RngTree
@@ -49,24 +50,45 @@ class Propagation:
         self.radio, self.rngs, self.n_clients = radio, rngs, n_clients
         self.ap_xy_m = np.asarray(cells.access_points, dtype=float).reshape(-1, 2)
         self.association = cells.association
+        self.boresights_deg = cells.boresights_deg()
+        self.images_m = np.asarray(cells.images_m(), dtype=float)
         self.max_dbm = max_powers_dbm(radio, n_clients)
         self._independent: dict[int, np.ndarray] = {}
         self._fields: dict[int, tuple[float, float, np.ndarray]] = {}
         self._los_draws: dict[int, np.ndarray] = {}  # a uniform draw per client and site
         self._indoor: np.ndarray | None = None  # each client's outdoor-to-indoor loss (dB)
 
+    def offsets_m(self, ap: int, x_m: np.ndarray,
+                  y_m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(dx, dy) from access point ``ap`` to each client: to its nearest image under
+        a wraparound layout."""
+        dx, dy = x_m - self.ap_xy_m[ap, 0], y_m - self.ap_xy_m[ap, 1]
+        for ox, oy in self.images_m[1:]:
+            ix, iy = x_m - self.ap_xy_m[ap, 0] - ox, y_m - self.ap_xy_m[ap, 1] - oy
+            nearer = ix * ix + iy * iy < dx * dx + dy * dy
+            dx, dy = np.where(nearer, ix, dx), np.where(nearer, iy, dy)
+        return dx, dy
+
+    def antenna_db(self, ap: int, dx: np.ndarray, dy: np.ndarray) -> np.ndarray | float:
+        """The access point's antenna gain toward offsets (dx, dy) (0 without a pattern)."""
+        boresight = self.boresights_deg[ap]
+        if boresight is None:
+            return 0.0
+        return sector_gain_db(np.degrees(np.arctan2(dy, dx)) - boresight)
+
     def gain_db(self, ap: int, x_m: np.ndarray, y_m: np.ndarray,
                 clients: np.ndarray | slice = slice(None)) -> np.ndarray:
-        """Mean path gain (dB, path loss and shadowing) of ``clients`` at (x_m, y_m)
-        toward access point ``ap``."""
-        dx, dy = x_m - self.ap_xy_m[ap, 0], y_m - self.ap_xy_m[ap, 1]
+        """Mean path gain (dB: path loss, shadowing and the site's antenna) of ``clients``
+        at (x_m, y_m) toward access point ``ap``."""
+        dx, dy = self.offsets_m(ap, x_m, y_m)
         path_loss = self.radio.path_loss
         if isinstance(path_loss, Tr38901):
-            return self._tr38901_gain_db(path_loss, ap, np.hypot(dx, dy), x_m, y_m, clients)
-        gain = -path_loss.loss_db(np.hypot(dx, dy))
-        if self.radio.shadowing_db > 0:
-            gain = gain - self.radio.shadowing_db * self._shadowing(ap, x_m, y_m, clients)
-        return np.asarray(gain)
+            gain = self._tr38901_gain_db(path_loss, ap, np.hypot(dx, dy), x_m, y_m, clients)
+        else:
+            gain = -path_loss.loss_db(np.hypot(dx, dy))
+            if self.radio.shadowing_db > 0:
+                gain = gain - self.radio.shadowing_db * self._shadowing(ap, x_m, y_m, clients)
+        return np.asarray(gain + self.antenna_db(ap, dx, dy))
 
     def los(self, model: Tr38901, ap: int, d2d_m: np.ndarray,
             clients: np.ndarray | slice = slice(None)) -> np.ndarray:
@@ -98,15 +120,21 @@ class Propagation:
     def assign(self, x_m: np.ndarray, y_m: np.ndarray,
                clients: np.ndarray | slice = slice(None)) -> tuple[np.ndarray, np.ndarray]:
         """(serving access point, mean path gain toward it in dB) of each client."""
+        def nearness(ap: int) -> tuple[np.ndarray, np.ndarray | float]:
+            """(squared distance, antenna gain): nearer first, then the sector facing."""
+            dx, dy = self.offsets_m(ap, x_m, y_m)
+            return dx * dx + dy * dy, self.antenna_db(ap, dx, dy)
+
         best_ap = np.zeros(x_m.shape[0], dtype=np.int64)
         best_gain = self.gain_db(0, x_m, y_m, clients)
-        best_d2 = (x_m - self.ap_xy_m[0, 0]) ** 2 + (y_m - self.ap_xy_m[0, 1]) ** 2
+        best_d2, best_ant = nearness(0)
         for ap in range(1, self.ap_xy_m.shape[0]):
             gain = self.gain_db(ap, x_m, y_m, clients)
             if self.association == "nearest":
-                d2 = (x_m - self.ap_xy_m[ap, 0]) ** 2 + (y_m - self.ap_xy_m[ap, 1]) ** 2
-                better = d2 < best_d2
+                d2, ant = nearness(ap)
+                better = (d2 < best_d2) | ((d2 == best_d2) & (ant > best_ant))
                 best_d2 = np.where(better, d2, best_d2)
+                best_ant = np.where(better, ant, best_ant)
             else:
                 better = gain > best_gain
             best_ap[better] = ap
@@ -180,7 +208,7 @@ def build_radio_map(placement: Placement, cells: Cells, radio: Radio, n_clients:
                     rngs: RngTree) -> tuple[RadioMap, Propagation]:
     """Place the clients, associate them and set their powers: the run's RadioMap, and
     the propagation that moves it (mobility)."""
-    x_m, y_m = place(placement, n_clients, rngs.stream("placement"))
+    x_m, y_m = place(placement, n_clients, rngs.stream("placement"), cells)
     propagation = Propagation(radio, cells, rngs, n_clients)
     ap, gain_db = propagation.assign(x_m, y_m)
     radio_map = RadioMap(x_m=x_m, y_m=y_m, ap_xy_m=propagation.ap_xy_m, ap=ap, gain_db=gain_db,

@@ -38,6 +38,7 @@ from simfl.core.config.placement import (ConstantVelocity, DiscPlacement, FilePl
 from simfl.core.config.radio import (Cells, ChannelInversion, FixedPower, FreeSpace, LogDistance,
                                      PathLoss, PowerControl, Radio, TruncatedInversion)
 from simfl.core.config.scripted import ScriptedAvailability, ScriptedErasureChannel, ScriptedMac
+from simfl.core.config.scheduler import Scheduler
 
 __all__ = [
     "AirComp", "Compression", "Float16", "Int8", "NoCompression", "Qsgd", "Sign", "TopK",
@@ -67,5 +68,5 @@ __all__ = [
     "ConstantVelocity", "DiscPlacement", "FilePlacement", "GridPlacement", "Mobility",
     "Placement", "PppPlacement", "RandomWaypoint", "Static",
     "Cells", "ChannelInversion", "FixedPower", "FreeSpace", "LogDistance", "PathLoss",
-    "PowerControl", "Radio", "TruncatedInversion",
+    "PowerControl", "Radio", "TruncatedInversion", "Scheduler",
 ]

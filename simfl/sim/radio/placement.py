@@ -18,6 +18,7 @@ import numpy as np
 from simfl.core.config.placement import (DiscPlacement, FilePlacement, GridPlacement,
                                          Placement, PppPlacement)
 from simfl.core.errors import ConfigError
+from simfl.core.registry import implementation_of, implements
 from simfl.sim.traces.data import FIELD as TRACE_FIELD
 from simfl.sim.traces.files import numbered_lines
 
@@ -32,33 +33,46 @@ Positions = tuple[np.ndarray, np.ndarray]
 
 
 def place(cfg: Placement, n_clients: int, rng: np.random.Generator) -> Positions:
-    """(x_m, y_m) of ``n_clients`` clients placed by ``cfg``."""
-    if isinstance(cfg, DiscPlacement):
-        r2 = cfg.min_m ** 2 + rng.random(n_clients) * (cfg.radius_m ** 2 - cfg.min_m ** 2)
-        angle = rng.random(n_clients) * 2.0 * math.pi
-        r = np.sqrt(r2)
-        return r * np.cos(angle), r * np.sin(angle)
-    if isinstance(cfg, PppPlacement):
-        mean = cfg.density_per_m2 * cfg.side_m ** 2
-        if mean > MAX_PPP_POINTS:
-            raise ConfigError("population.placement.density_per_m2", cfg.density_per_m2,
-                              f"at most {MAX_PPP_POINTS:g} points on average over the square "
-                              f"(density x side_m^2; here {mean:g})")
-        count = int(rng.poisson(mean))
-        if count < n_clients:
-            raise ConfigError("population.placement.density_per_m2", cfg.density_per_m2,
-                              f"a density whose draw holds task.n_clients = {n_clients} points "
-                              f"(this seed drew {count} of {mean:g} on average)")
-        xy = (rng.random((count, 2)) - 0.5) * cfg.side_m
-        return xy[:n_clients, 0].copy(), xy[:n_clients, 1].copy()
-    if isinstance(cfg, GridPlacement):
-        side = math.ceil(math.sqrt(n_clients))
-        index = np.arange(n_clients)
-        offset = (side - 1) / 2.0
-        return ((index % side - offset) * cfg.spacing_m, (index // side - offset) * cfg.spacing_m)
-    if isinstance(cfg, FilePlacement):
-        return read_positions(cfg.path, n_clients)
-    raise ConfigError("population.placement.kind", cfg.kind, "a placement with an implementation")
+    """(x_m, y_m) of ``n_clients`` clients placed by ``cfg`` (its implementation, called
+    ``impl(cfg, n_clients, rng)``)."""
+    positions: Positions = implementation_of(cfg, "population.placement.kind")(cfg, n_clients,
+                                                                               rng)
+    return positions
+
+
+def place_in_disc(cfg: DiscPlacement, n_clients: int, rng: np.random.Generator) -> Positions:
+    r2 = cfg.min_m ** 2 + rng.random(n_clients) * (cfg.radius_m ** 2 - cfg.min_m ** 2)
+    angle = rng.random(n_clients) * 2.0 * math.pi
+    r = np.sqrt(r2)
+    return r * np.cos(angle), r * np.sin(angle)
+
+
+def place_by_ppp(cfg: PppPlacement, n_clients: int, rng: np.random.Generator) -> Positions:
+    mean = cfg.density_per_m2 * cfg.side_m ** 2
+    if mean > MAX_PPP_POINTS:
+        raise ConfigError("population.placement.density_per_m2", cfg.density_per_m2,
+                          f"at most {MAX_PPP_POINTS:g} points on average over the square "
+                          f"(density x side_m^2; here {mean:g})")
+    count = int(rng.poisson(mean))
+    if count < n_clients:
+        raise ConfigError("population.placement.density_per_m2", cfg.density_per_m2,
+                          f"a density whose draw holds task.n_clients = {n_clients} points "
+                          f"(this seed drew {count} of {mean:g} on average)")
+    xy = (rng.random((count, 2)) - 0.5) * cfg.side_m
+    return xy[:n_clients, 0].copy(), xy[:n_clients, 1].copy()
+
+
+def place_on_grid(cfg: GridPlacement, n_clients: int, rng: np.random.Generator) -> Positions:
+    side = math.ceil(math.sqrt(n_clients))
+    index = np.arange(n_clients)
+    offset = (side - 1) / 2.0
+    return ((index % side - offset) * cfg.spacing_m, (index // side - offset) * cfg.spacing_m)
+
+
+implements(DiscPlacement, place_in_disc)
+implements(PppPlacement, place_by_ppp)
+implements(GridPlacement, place_on_grid)
+implements(FilePlacement, lambda cfg, n_clients, rng: read_positions(cfg.path, n_clients))
 
 
 def read_positions(path: str | Path, n_clients: int) -> Positions:

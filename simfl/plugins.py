@@ -117,7 +117,7 @@ def register(config: type, implementation: Any = None) -> Any:
     stored = implementation
     if point == "local_rules" and isinstance(implementation, type):
         stored = implementation()  # a LocalRule class: its hooks hold no state
-    implements(config, stored)
+    implements(config, stored, plugged=True)
     return implementation
 
 

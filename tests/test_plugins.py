@@ -319,3 +319,24 @@ def test_a_server_optimizer_kind_without_an_implementation_is_a_config_error(mon
         build_server_optimizer(Unbuilt())
     assert str(err.value).startswith("server.optimizer.kind = 'unbuilt_here' is not allowed")
     assert "simfl.register(Unbuilt, implementation)" in str(err.value)
+
+
+def test_list_marks_a_built_in_kind_whose_implementation_a_plugin_replaced(monkeypatch, capsys):
+    from simfl.cli import main
+    from simfl.sim.links.channel import Link
+
+    monkeypatch.setattr(registry_module, "_IMPLEMENTATIONS",
+                        dict(registry_module._IMPLEMENTATIONS))
+    monkeypatch.setattr(registry_module, "_PLUGGED", set())
+
+    class LoggedLink(Link):
+        """The ideal link, swapped in by a plug-in."""
+
+    register(simfl.IdealChannel, LoggedLink)
+    registry_module.implements(simfl.IdealChannel, Link)  # as simfl's module, imported later
+
+    assert registry_module.implementation_of(simfl.IdealChannel()) is LoggedLink
+    assert main(["list", "channels"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
+    assert "(plug-in implementation)" in lines["ideal"]
+    assert "plug-in" not in lines["erasure"]

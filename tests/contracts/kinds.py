@@ -40,9 +40,12 @@ def registered_for_now(point: str) -> Iterator[None]:
     registry = REGISTRIES[point]
     entries = dict(registry._entries)
     implementations = dict(registry_module._IMPLEMENTATIONS)
+    plugged = set(registry_module._PLUGGED)
     try:
         yield
     finally:
         registry._entries = entries
         registry_module._IMPLEMENTATIONS.clear()
         registry_module._IMPLEMENTATIONS.update(implementations)
+        registry_module._PLUGGED.clear()
+        registry_module._PLUGGED.update(plugged)

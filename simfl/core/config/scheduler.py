@@ -22,8 +22,9 @@ class Scheduler(Choice, point="schedulers"):
 
 @dataclass(frozen=True)
 class EqualShare(Scheduler):
-    """Processor sharing: 1/n of the band to each active upload (whole blocks when the
-    band has resource blocks)."""
+    """Processor sharing: 1/n of the band to each active upload.
+
+    With resource blocks: whole blocks by the largest remainder, ties to the lower id."""
 
     kind = "equal"
 

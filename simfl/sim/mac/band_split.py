@@ -12,6 +12,10 @@ share of the blocks (continuous: 1/n of the band all the time).
 ``proportional_fair``: shares in proportion to full-band rate over average throughput
 (exponentially averaged with ``pf_time_constant_s`` while the client is in the band).
 ``min_latency``: fractions fixed when the round's first upload joins (see :meth:`plan`).
+
+Every built-in scheduler kind (:mod:`simfl.core.config.scheduler`) is implemented by
+:class:`BandSplit`; a scheduler of one's own subclasses it and overrides
+:meth:`BandSplit.fractions` (the other methods then serve it as they serve ``equal``).
 """
 
 from __future__ import annotations

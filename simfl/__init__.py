@@ -31,7 +31,7 @@ from simfl.core.config import (
     NoFading, RayleighFading, RicianFading, Fading, DiscPlacement, PppPlacement, GridPlacement,
     FilePlacement, Placement, Static, ConstantVelocity, RandomWaypoint, Mobility, Cells, Radio,
     LogDistance, FreeSpace, PathLoss, FixedPower, ChannelInversion, TruncatedInversion,
-    PowerControl, Uma, Umi, Rma, Inh, Hexagonal, HexagonalPlacement,
+    PowerControl, Uma, Umi, Rma, Inh, Hexagonal, HexagonalPlacement, Scheduler,
     # scripted kinds (tests and worked examples)
     ScriptedAvailability, ScriptedErasureChannel, ScriptedMac,
     # server: aggregators and samplers
@@ -133,7 +133,7 @@ __all__ = [
     "GridPlacement", "FilePlacement", "Placement", "Static", "ConstantVelocity",
     "RandomWaypoint", "Mobility", "Cells", "Radio", "LogDistance", "FreeSpace", "PathLoss",
     "FixedPower", "ChannelInversion", "TruncatedInversion", "PowerControl", "Uma", "Umi",
-    "Rma", "Inh", "Hexagonal", "HexagonalPlacement",
+    "Rma", "Inh", "Hexagonal", "HexagonalPlacement", "Scheduler",
     "AirComp", "CVaR", "FedAR", "FedAvg", "FedAvgIS", "FedAvgS", "FedAvgSWait", "FedLaAvg", "FedProx",
     "FedVARP", "Mifa",
     "Scaffold", "AllAvailable", "FedGS", "LongestAbsent", "Md", "PowerOfChoice", "Uniform",

@@ -1,11 +1,14 @@
-"""Bring your own aggregator, sampler, local rule, server optimiser, data set or model.
+"""Bring your own kind of any extension point: an aggregator, sampler, local rule, server
+optimiser, codec, data set, partition, model, channel, fading law, path loss, power
+control, placement, mobility, availability model, MAC or OFDMA scheduler.
 
 A kind has two halves. Its **config class** is a frozen dataclass that subclasses the
-extension point's public base (:class:`simfl.Aggregator`, :class:`simfl.Sampler`,
-:class:`simfl.Dataset`, :class:`simfl.Model`, :class:`simfl.ServerOptimizer`, or
-:class:`simfl.LocalPayload` for a local rule) with a ``kind`` class attribute: defining it registers the name, so scenarios,
-``--set`` overrides and ``simfl list`` know it. Its **implementation** is handed over
-with :func:`register`::
+extension point's public base (:class:`simfl.Aggregator`, :class:`simfl.Mac`,
+:class:`simfl.Channel`, ..., or :class:`simfl.LocalPayload` for a local rule) with a
+``kind`` class attribute: defining it registers the name, so scenarios, ``--set``
+overrides and ``simfl list`` know it. Its **implementation** is handed over with
+:func:`register`, which names it in the one table of :mod:`simfl.core.registry` that
+every builder reads::
 
     @dataclass(frozen=True)
     class Median(simfl.Aggregator):
@@ -15,26 +18,48 @@ with :func:`register`::
     @simfl.register(Median)
     class MedianAggregator: ...
 
-What each point expects of the implementation:
+What each point's implementation is called with, and what it returns (``cfg`` is the
+kind's config; a class is called like a function):
 
-==============  =================================================================
-aggregators     a class built as ``cls(config, local_lr)`` with ``init``,
-                ``client_payload`` and ``aggregate`` (:class:`simfl.core.protocols.Aggregator`)
-samplers        a class built as ``cls(config, probe)`` with ``init``, ``select``,
-                ``observe`` (:class:`simfl.core.protocols.Sampler`)
-local_rules     a :class:`simfl.LocalRule` subclass or instance (its hooks)
-server_         ``build(config)`` returning a
-optimizers      :class:`simfl.algorithms.server_optimizers.Transform` (an
-                ``init``/``update`` pair; compose with ``chain``), or None for
-                the identity
-datasets        ``load(config, n_clients, rngs)`` returning
-                :class:`simfl.train.datasets.Samples`
-models          ``build(config, input_shape, n_classes)`` returning an object with
-                ``init(generator) -> {name: tensor}`` and ``forward(params, x)``
-compressions    ``build(config)`` returning a
-                :class:`simfl.algorithms.compression.Codec` (``encode``/``decode``);
-                the config's ``bits(sizes)`` counts the payload
-==============  =================================================================
+=================  ==============================================================
+aggregators        ``cls(cfg, local_lr)``: ``init``, ``client_payload``,
+                   ``aggregate`` (:class:`simfl.core.protocols.Aggregator`)
+samplers           ``cls(cfg, probe)``: ``init``, ``select``, ``observe``
+                   (:class:`simfl.core.protocols.Sampler`)
+local_rules        a :class:`simfl.LocalRule` subclass or instance (its hooks)
+server_optimizers  ``build(cfg)``: a
+                   :class:`simfl.algorithms.server_optimizers.Transform`, or None
+                   for the identity
+compressions       ``build(cfg)``: a :class:`simfl.algorithms.compression.Codec`
+                   (``encode``/``decode``); the config's ``bits(sizes)`` counts
+datasets           ``load(cfg, n_clients, rngs)``:
+                   :class:`simfl.train.datasets.Samples`
+partitions         ``split(cfg, y, groups, n_clients, rng)``: each client's
+                   indices (or a :class:`simfl.train.partition.Splitter`)
+models             ``build(cfg, input_shape, n_classes)``: ``init(generator)``,
+                   ``forward(params, x)``, ``param_shapes()``
+channels           ``impl(cfg, rngs)``: a :class:`simfl.sim.links.channel.Link`
+fading             ``impl(cfg, direction, rngs, n_clients)``: ``gain(client, t_s)``
+path_loss          ``impl(cfg, d_m)``: the loss in dB at each distance (by
+                   default the config's own ``loss_db``)
+power_control      ``impl(cfg, radio, gain_db, max_dbm)``: each client's power
+                   (dBm; ``-inf`` silences)
+placements         ``impl(cfg, n_clients, rng)`` (``impl(cfg, n_clients, rng, cells)`` when
+                   the function has ``by_cell = True``): the arrays ``(x_m, y_m)``
+mobility           ``impl(cfg, radio_map, propagation, rngs, record)``: a mover
+                   (``advance(t_s)``)
+availability       ``impl(cfg, n_clients, rngs, n_samples, label_counts)``:
+                   ``online(round, t_s)``, ``offline_at(clients)``
+macs               ``cls(cfg, env, rngs, n_clients, on_transmit)``: a subclass of
+                   :class:`simfl.sim.mac.access.IdealAccess`
+schedulers         ``cls(mac_cfg, radio_map, n_clients)``: a subclass of
+                   :class:`simfl.sim.mac.band_split.BandSplit` (override
+                   ``fractions``); ``network.mac.scheduler`` names it
+=================  ==============================================================
+
+The other points (rates, learning-rate and step-size schedules, local optimisers,
+server modes, session initialisers) are implemented by their config classes' own
+methods: a new kind defines them there and needs no :func:`register`.
 
 A separate package makes its kinds available to the ``simfl`` command with an entry
 point in the group ``simfl.plugins``, naming a module (imported) or a function (called
@@ -50,6 +75,7 @@ from typing import Any, Callable
 
 from simfl.core.config.node import Choice
 from simfl.core.records import LocalPayload
+from simfl.core.registry import implements
 
 #: the entry-point group searched for plug-ins
 GROUP = "simfl.plugins"
@@ -57,34 +83,9 @@ GROUP = "simfl.plugins"
 _loaded: list[str] | None = None  # the load errors, once the plug-ins were loaded
 
 
-def _implementations(point: str) -> dict:
-    """The implementing layer's map from config class to implementation."""
-    if point in ("aggregators", "samplers"):
-        from simfl import algorithms
-
-        return algorithms.AGGREGATORS if point == "aggregators" else algorithms.SAMPLERS
-    if point == "local_rules":
-        from simfl.train.rules import RULES
-
-        return RULES
-    if point == "datasets":
-        from simfl.train import datasets
-
-        return getattr(datasets, "LOADERS", None) or datasets._LOADERS
-    if point == "models":
-        from simfl.train.models import BUILDERS
-
-        return BUILDERS
-    if point == "server_optimizers":
-        from simfl.algorithms.server_optimizers import OPTIMIZERS
-
-        return OPTIMIZERS
-    if point == "compressions":
-        from simfl.algorithms.compression import CODECS
-
-        return CODECS
-    raise ValueError(f"{point}: plug-ins can add aggregators, samplers, local_rules, datasets, "
-                     "models, server_optimizers or compressions")
+#: the points whose kinds are implemented by their config class's own methods
+CONFIG_IMPLEMENTED = ("rates", "lr_schedules", "step_schedules", "local_optimizers",
+                      "server_modes", "initialisers")
 
 
 def point_of(config: type) -> str:
@@ -95,8 +96,8 @@ def point_of(config: type) -> str:
         if issubclass(config, Choice):
             return config._registry.point
     raise TypeError(f"{config!r} is not a kind's config class: subclass an extension point's "
-                    "base (simfl.Aggregator, simfl.Sampler, simfl.Dataset, simfl.Model, "
-                    "simfl.ServerOptimizer, simfl.LocalPayload) and give it a kind")
+                    "base (simfl.Aggregator, simfl.Mac, simfl.Channel, ..., "
+                    "simfl.LocalPayload) and give it a kind")
 
 
 def register(config: type, implementation: Any = None) -> Any:
@@ -111,10 +112,13 @@ def register(config: type, implementation: Any = None) -> Any:
             return register(config, impl)
         return decorate
     point = point_of(config)
+    if point in CONFIG_IMPLEMENTED:
+        raise TypeError(f"{point}: a kind is implemented by its config class's own methods "
+                        f"(define them on {config.__name__}); there is nothing to register")
     stored = implementation
     if point == "local_rules" and isinstance(implementation, type):
         stored = implementation()  # a LocalRule class: its hooks hold no state
-    _implementations(point)[config] = stored
+    implements(config, stored, plugged=True)
     return implementation
 
 

@@ -13,6 +13,7 @@ import torch
 
 import simfl
 from simfl.core.config import load_scenario
+from simfl.core import registry as registry_module
 from simfl.core.registry import REGISTRIES
 from simfl.plugins import point_of, register
 
@@ -222,10 +223,12 @@ def test_a_kind_without_an_implementation_is_a_config_error(monkeypatch):
 def test_register_needs_a_kind_of_a_supported_point():
     with pytest.raises(TypeError, match="not a kind's config class"):
         register(simfl.Aggregator, object)
-    with pytest.raises(ValueError, match="channels: plug-ins can add"):
-        register(simfl.IdealChannel, object)
+    with pytest.raises(TypeError, match="rates: a kind is implemented by its config class"):
+        register(simfl.FixedRate, object)
     assert point_of(simfl.ProxPayload) == "local_rules"
     assert point_of(simfl.Mlp) == "models"
+    assert point_of(simfl.IdealChannel) == "channels"
+    assert point_of(simfl.TdmaMac) == "macs"
 
 
 def test_a_scenario_script_loaded_twice_registers_its_kinds_again():
@@ -276,7 +279,8 @@ def test_a_plugin_server_optimizer_steps_the_server_model(monkeypatch, tmp_path)
 
     registry = REGISTRIES["server_optimizers"]
     monkeypatch.setattr(registry, "_entries", dict(registry._entries))  # forget Halving after
-    monkeypatch.setattr(so, "OPTIMIZERS", dict(so.OPTIMIZERS))
+    monkeypatch.setattr(registry_module, "_IMPLEMENTATIONS",
+                        dict(registry_module._IMPLEMENTATIONS))
 
     @dataclass(frozen=True)
     class Halving(simfl.ServerOptimizer):
@@ -314,4 +318,25 @@ def test_a_server_optimizer_kind_without_an_implementation_is_a_config_error(mon
     with pytest.raises(simfl.ConfigError) as err:
         build_server_optimizer(Unbuilt())
     assert str(err.value).startswith("server.optimizer.kind = 'unbuilt_here' is not allowed")
-    assert "simfl.register(Unbuilt, build)" in str(err.value)
+    assert "simfl.register(Unbuilt, implementation)" in str(err.value)
+
+
+def test_list_marks_a_built_in_kind_whose_implementation_a_plugin_replaced(monkeypatch, capsys):
+    from simfl.cli import main
+    from simfl.sim.links.channel import Link
+
+    monkeypatch.setattr(registry_module, "_IMPLEMENTATIONS",
+                        dict(registry_module._IMPLEMENTATIONS))
+    monkeypatch.setattr(registry_module, "_PLUGGED", set())
+
+    class LoggedLink(Link):
+        """The ideal link, swapped in by a plug-in."""
+
+    register(simfl.IdealChannel, LoggedLink)
+    registry_module.implements(simfl.IdealChannel, Link)  # as simfl's module, imported later
+
+    assert registry_module.implementation_of(simfl.IdealChannel()) is LoggedLink
+    assert main(["list", "channels"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines()[1:]}
+    assert "(plug-in implementation)" in lines["ideal"]
+    assert "plug-in" not in lines["erasure"]

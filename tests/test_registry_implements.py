@@ -40,3 +40,21 @@ def test_a_string_is_imported_on_first_use_and_a_missing_one_names_the_field():
     assert implementation_of(_Child()) is OrderedDict
     with pytest.raises(ConfigError, match="network.mac.kind"):
         implementation_of(_Orphan(), "network.mac.kind")
+
+
+def test_a_plugged_implementation_is_not_replaced_by_a_built_in_one(monkeypatch):
+    """A script that swaps a built-in kind's implementation before simfl's module naming
+    the built-in is imported keeps its own; the kind is marked as plugged."""
+    from simfl.core import registry
+
+    monkeypatch.setattr(registry, "_IMPLEMENTATIONS", {})
+    monkeypatch.setattr(registry, "_PLUGGED", set())
+
+    class Mine:
+        pass
+
+    implements(_Base, Mine, plugged=True)
+    implements(_Base, "collections:OrderedDict")  # the built-in module imported later
+    assert implementation_of(_Child) is Mine and registry.is_plugged(_Child)
+    implements(_Child, "collections:OrderedDict")
+    assert implementation_of(_Child) is not Mine and not registry.is_plugged(_Child)

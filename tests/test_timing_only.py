@@ -9,6 +9,8 @@ import simfl
 from simfl import apply_overrides, run
 from simfl.core.config import Blobs, Digits, Dirichlet, Iid, Native, Shards, Synthetic, Task, parse_override
 from simfl.core.errors import ConfigError
+from simfl.core import registry as registry_module
+from simfl.core.registry import REGISTRIES
 from simfl.core.rng import RngTree
 from simfl.train import datasets
 from simfl.train.data import build_data, client_sizes
@@ -42,8 +44,8 @@ def no_samples(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a timing-only run loaded samples")
     monkeypatch.setattr(datasets, "load_samples", refuse)
-    for kind in list(datasets._LOADERS):
-        monkeypatch.setitem(datasets._LOADERS, kind, refuse)
+    for kind in REGISTRIES["datasets"]:
+        monkeypatch.setitem(registry_module._IMPLEMENTATIONS, kind.obj, refuse)
 
 
 def test_a_million_synthetic_clients_cost_sizes_not_samples(no_samples, tmp_path):

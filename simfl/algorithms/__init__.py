@@ -8,8 +8,7 @@ metrics say how many updates it used and whether the model moved
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from simfl.algorithms.fedgs import FedGSSampler
 from simfl.algorithms.power_of_choice import PowerOfChoiceSampler
@@ -18,40 +17,30 @@ from simfl.algorithms.samplers import (AllAvailableSampler, LongestAbsentSampler
 from simfl.core import config as cfg
 from simfl.core.config import server
 from simfl.core.config.sampler import WaitGroup
-from simfl.core.errors import ConfigError
 from simfl.core.protocols import Aggregator, ClientProbe, Sampler
+from simfl.core.registry import implementation_of, implements
 from simfl.core.rng import RngTree
 
-#: each aggregator config's implementation, as "module:class" in this package, or (for a
-#: plug-in, :func:`simfl.register`) the class itself, built as ``cls(config, local_lr)``
-AGGREGATORS: dict[type, str | type] = {
-    cfg.FedAvg: "fedavg:FedAvg",
-    server.FedAvgIS: "fedavg_is:FedAvgIS",
-    server.FedAvgS: "fedavg:FedAvg",
-    server.FedAvgSWait: "fedavg_s:FedAvgWait",
-    server.Mifa: "mifa:Mifa",
-    server.FedAR: "fedar:FedAR",
-    server.FedVARP: "fedvarp:FedVARP",
-    server.FedLaAvg: "fedlaavg:FedLaAvg",
-    server.Scaffold: "scaffold:Scaffold",
-    server.FedProx: "fedprox:FedProx",
-    server.CVaR: "cvar:CVaR",
-    server.AirComp: "aircomp:AirComp",
-}
+# each aggregator config's implementation, built as ``cls(config, local_lr)`` (a class of
+# this package, imported when first built); plug-ins add theirs with ``simfl.register``
+for _config, _path in ((cfg.FedAvg, "fedavg:FedAvg"), (server.FedAvgIS, "fedavg_is:FedAvgIS"),
+                       (server.FedAvgS, "fedavg:FedAvg"),
+                       (server.FedAvgSWait, "fedavg_s:FedAvgWait"), (server.Mifa, "mifa:Mifa"),
+                       (server.FedAR, "fedar:FedAR"), (server.FedVARP, "fedvarp:FedVARP"),
+                       (server.FedLaAvg, "fedlaavg:FedLaAvg"),
+                       (server.Scaffold, "scaffold:Scaffold"),
+                       (server.FedProx, "fedprox:FedProx"), (server.CVaR, "cvar:CVaR"),
+                       (server.AirComp, "aircomp:AirComp")):
+    implements(_config, f"{__name__}.{_path}")
 #: the aggregators whose server step is eta_g * eta_l: they follow ``server.lr_schedule``
 SCHEDULED = (server.Mifa, server.FedAR, server.FedVARP, server.FedLaAvg)
-#: each sampler config's implementation, built as ``cls(config, probe)``
-SAMPLERS: dict[type, type[Sampler]] = {cfg.Uniform: UniformSampler, cfg.AllAvailable: AllAvailableSampler,
-            cfg.Md: MdSampler, cfg.PowerOfChoice: PowerOfChoiceSampler, cfg.FedGS: FedGSSampler,
-            cfg.LongestAbsent: LongestAbsentSampler, WaitGroup: WaitGroupSampler}
-
-
-def _implementation(path: str | type) -> type:
-    if not isinstance(path, str):
-        return path
-    module, name = path.split(":")
-    implementation: type = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    return implementation
+# each sampler config's implementation, built as ``cls(config, probe)`` (``wait_group``:
+# ``cls(config, rngs, clients_per_round)``)
+for _kind, _sampler in ((cfg.Uniform, UniformSampler), (cfg.AllAvailable, AllAvailableSampler),
+                        (cfg.Md, MdSampler), (cfg.PowerOfChoice, PowerOfChoiceSampler),
+                        (cfg.FedGS, FedGSSampler), (cfg.LongestAbsent, LongestAbsentSampler),
+                        (WaitGroup, WaitGroupSampler)):
+    implements(_kind, _sampler)
 
 
 def build_aggregator(config: cfg.Aggregator, local_lr: float,
@@ -61,7 +50,7 @@ def build_aggregator(config: cfg.Aggregator, local_lr: float,
     updates; ``clients_per_round`` is the group size S of ``fedavg_s_wait``;
     ``lr_schedule`` (``server.lr_schedule``) scales eta_l round by round in the server step
     of the aggregators that use it (the others see the scale only through the deltas)."""
-    aggregator = _implementation(_implemented(AGGREGATORS, config, "server.algorithm.kind"))
+    aggregator = implementation_of(config, "server.algorithm.kind")
     built: Aggregator
     if isinstance(config, server.FedAvgSWait):
         if clients_per_round is None:
@@ -78,20 +67,15 @@ def build_sampler(config: cfg.Sampler, probe: ClientProbe | None = None,
                   rngs: RngTree | None = None, clients_per_round: int | None = None) -> Sampler:
     """The sampler for ``config``; ``probe`` lets samplers that query clients do so;
     ``wait_group`` draws its groups of ``clients_per_round`` from ``rngs``."""
+    sampler = implementation_of(config, "server.sampler.kind")
     if isinstance(config, WaitGroup):
         if rngs is None or clients_per_round is None:
             raise ValueError("wait_group needs the run's RngTree and the group size "
                              "clients_per_round to draw its groups")
-        return WaitGroupSampler(config, rngs, clients_per_round)
-    sampler: Sampler = _implemented(SAMPLERS, config, "server.sampler.kind")(config, probe)
-    return sampler
-
-
-def _implemented(implementations: dict[type, Any], config: Any, field: str) -> Any:
-    if type(config) not in implementations:
-        raise ConfigError(field, config.kind, "a kind with an implementation: register one "
-                          f"with simfl.register({type(config).__name__}, implementation)")
-    return implementations[type(config)]
+        built: Sampler = sampler(config, rngs, clients_per_round)
+        return built
+    built = sampler(config, probe)
+    return built
 
 
 if TYPE_CHECKING:  # mypy checks every built-in aggregator against the Aggregator Protocol

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, NamedTuple
 
 from simfl.core.config import compression as cfg
-from simfl.core.errors import ConfigError
+from simfl.core.registry import implementation_of, implements
 
 #: an update: tensors by parameter name
 Tensors = Mapping[str, Any]
@@ -219,16 +219,14 @@ def int8(config: cfg.Int8) -> Codec:
     return _per_tensor(config, code, uncode)
 
 
-#: each built-in kind's codec
-CODECS: dict[type, Callable[[Any], Codec]] = {
-    cfg.NoCompression: lambda config: identity(), cfg.Qsgd: qsgd, cfg.TopK: top_k,
-    cfg.Sign: sign, cfg.Float16: float16, cfg.Int8: int8}
+# each built-in kind's codec, built as ``build(config)`` (``simfl.register`` adds more)
+for _config, _build in ((cfg.NoCompression, lambda config: identity()), (cfg.Qsgd, qsgd),
+                        (cfg.TopK, top_k), (cfg.Sign, sign), (cfg.Float16, float16),
+                        (cfg.Int8, int8)):
+    implements(_config, _build)
 
 
 def build_codec(config: cfg.Compression) -> Codec:
     """The codec of ``server.compression``."""
-    if type(config) not in CODECS:
-        raise ConfigError("server.compression.kind", config.kind, "a kind with an "
-                          f"implementation: register one with simfl.register("
-                          f"{type(config).__name__}, build)")
-    return CODECS[type(config)](config)
+    codec: Codec = implementation_of(config, "server.compression.kind")(config)
+    return codec

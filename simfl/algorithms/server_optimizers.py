@@ -42,7 +42,7 @@ from __future__ import annotations
 from typing import Any, Callable, Mapping, NamedTuple
 
 from simfl.core.config import server as cfg
-from simfl.core.errors import ConfigError
+from simfl.core.registry import implementation_of, implements
 
 #: model parameters, a pseudo-gradient or a step: tensors by parameter name
 Tensors = Mapping[str, Any]
@@ -214,22 +214,19 @@ def server_step(transform: Transform, state: Any, old: Tensors,
     return apply_step(old, step), state
 
 
-#: each server optimiser config's transform (None: the identity, nothing to apply);
-#: plug-ins add theirs with ``simfl.register(Config, build)``
-OPTIMIZERS: dict[type[cfg.ServerOptimizer], Callable[[Any], Transform | None]] = {
-    cfg.NoServerOptimizer: lambda c: None,
-    cfg.ServerSgd: lambda c: None if c.lr == 1.0 else sgd(c.lr),
-    cfg.FedAvgM: lambda c: fedavgm(c.lr, c.beta),
-    cfg.FedAdam: lambda c: fedadam(c.lr, c.beta1, c.beta2, c.tau),
-    cfg.FedYogi: lambda c: fedyogi(c.lr, c.beta1, c.beta2, c.tau),
-    cfg.FedAdagrad: lambda c: fedadagrad(c.lr, c.beta1, c.tau),
-}
+# each server optimiser config's transform, built as ``build(config)`` (None: the identity,
+# nothing to apply); plug-ins add theirs with ``simfl.register(Config, build)``
+for _config, _build in ((cfg.NoServerOptimizer, lambda c: None),
+                        (cfg.ServerSgd, lambda c: None if c.lr == 1.0 else sgd(c.lr)),
+                        (cfg.FedAvgM, lambda c: fedavgm(c.lr, c.beta)),
+                        (cfg.FedAdam, lambda c: fedadam(c.lr, c.beta1, c.beta2, c.tau)),
+                        (cfg.FedYogi, lambda c: fedyogi(c.lr, c.beta1, c.beta2, c.tau)),
+                        (cfg.FedAdagrad, lambda c: fedadagrad(c.lr, c.beta1, c.tau))):
+    implements(_config, _build)
 
 
 def build_server_optimizer(config: cfg.ServerOptimizer) -> Transform | None:
     """The transform of ``server.optimizer``, or None when it is the identity (``none``,
     or ``sgd`` with lr = 1): the server then keeps the aggregator's model exactly."""
-    if type(config) not in OPTIMIZERS:
-        raise ConfigError("server.optimizer.kind", config.kind, "a kind with an implementation: "
-                          f"register one with simfl.register({type(config).__name__}, build)")
-    return OPTIMIZERS[type(config)](config)
+    transform: Transform | None = implementation_of(config, "server.optimizer.kind")(config)
+    return transform

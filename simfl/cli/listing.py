@@ -13,12 +13,12 @@ from pathlib import Path
 # its extension point's registry: ``simfl list`` reads REGISTRIES after this import.
 import simfl.core.config  # noqa: F401
 import simfl.core.records  # noqa: F401  (registers the local rules)
-from simfl.core.registry import REGISTRIES
+from simfl.core.registry import REGISTRIES, is_plugged
 from simfl.plugins import warn_failed_plugins
 
 #: ``simfl list`` topics (one per extension point), in display order
 LIST_TOPICS = ("aggregators", "local_rules", "samplers", "availability", "channels", "rates",
-               "macs", "placements", "mobility", "path_loss", "power_control", "fading",
+               "macs", "schedulers", "placements", "mobility", "path_loss", "power_control", "fading",
                "datasets", "partitions", "models", "initialisers", "lr_schedules",
                "server_modes", "server_optimizers", "local_optimizers", "step_schedules",
                "compressions")
@@ -73,6 +73,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         width = max([16, *(len(entry.name) for entry in REGISTRIES[topic])])
         for entry in REGISTRIES[topic]:
             paper = f"  [{entry.paper}]" if entry.paper else ""
-            plugin = f"(plug-in: {entry.obj.__module__}) " if entry.plugin else ""
+            plugin = (f"(plug-in: {entry.obj.__module__}) " if entry.plugin
+                      else "(plug-in implementation) " if is_plugged(entry.obj) else "")
             print(f"  {entry.name:<{width}} {plugin}{entry.summary}{paper}")
     return 0

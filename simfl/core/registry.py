@@ -86,25 +86,41 @@ def registry(point: str) -> Registry[Any]:
 
 #: each kind's config class -> its implementation (or "module:attribute" until first use)
 _IMPLEMENTATIONS: dict[type, Any] = {}
+#: the config classes whose implementation a plug-in gave (``simfl.register``)
+_PLUGGED: set[type] = set()
 
 
-def implements(config: type, implementation: Any = None) -> Any:
+def implements(config: type, implementation: Any = None, *, plugged: bool = False) -> Any:
     """Name the implementation of the kind whose config class is ``config``.
 
     ``implements(Config, impl)`` or, as a decorator, ``@implements(Config)`` on the
     implementation (which it returns unchanged). ``impl`` may be the string
     ``"package.module:attribute"``, imported when the kind is first built. Naming an
-    implementation again replaces the earlier one (a scenario script loaded twice).
+    implementation again replaces the earlier one (a scenario script loaded twice), except
+    that a plug-in's (``plugged``, :func:`simfl.register`) is never replaced by a built-in
+    one: a script may swap a built-in kind's implementation before simfl's module that
+    names the built-in is imported.
     """
     if implementation is None:
         def decorate(impl: T) -> T:
-            implements(config, impl)
+            implements(config, impl, plugged=plugged)
             return impl
         return decorate
     if not isinstance(config, type):
         raise TypeError(f"{config!r} is not a config class")
+    if plugged:
+        _PLUGGED.add(config)
+    elif config in _PLUGGED:
+        return implementation
     _IMPLEMENTATIONS[config] = implementation
     return implementation
+
+
+def is_plugged(config: object) -> bool:
+    """Whether a plug-in gave the implementation :func:`implementation_of` finds."""
+    cls = config if isinstance(config, type) else type(config)
+    return next((klass in _PLUGGED for klass in cls.__mro__ if klass in _IMPLEMENTATIONS),
+                False)
 
 
 def implementation_of(config: object, field: str = "kind") -> Any:

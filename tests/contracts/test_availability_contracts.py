@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import simfl
 from simfl.core.config import Availability, Trace
 from simfl.core.config.scripted import ScriptedAvailability
 from simfl.core.rng import RngTree
-from simfl.sim.availability import models as availability_module
 from simfl.sim.availability.models import build_availability
 from simfl.sim.availability.rounds import PerRoundModel
 
@@ -82,7 +82,7 @@ def test_the_scripted_model_is_online_as_listed():
 
 
 def test_a_model_that_ignores_the_seed_fails_the_contract():
-    with registered_for_now("availability", availability_module._MODELS):
+    with registered_for_now("availability"):
         @dataclass(frozen=True)
         class Coin(Availability):
             """Tosses a coin of its own."""
@@ -95,6 +95,6 @@ def test_a_model_that_ignores_the_seed_fails_the_contract():
             def online(self, round, t_s):
                 return np.random.default_rng().random(self.n_clients) < 0.5
 
-        availability_module._MODELS[Coin] = CoinOnline
+        simfl.register(Coin, CoinOnline)
         with pytest.raises(AssertionError, match="same seed"):
             availability_contract(config_of("availability", "coin_for_test", {}))

@@ -16,7 +16,7 @@ import io
 import pytest
 import torch
 
-from simfl.algorithms.compression import CODECS, build_codec
+from simfl.algorithms.compression import build_codec
 from simfl.core.config import Compression
 from simfl.core.errors import ConfigError
 
@@ -78,7 +78,7 @@ def test_every_compression_meets_the_contract(name):
 def test_a_kind_without_a_codec_is_refused_in_one_line():
     from dataclasses import dataclass
 
-    with registered_for_now("compressions", CODECS):
+    with registered_for_now("compressions"):
         @dataclass(frozen=True)
         class Halves(Compression):
             """Sends half of every number."""

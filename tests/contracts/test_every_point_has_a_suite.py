@@ -36,6 +36,7 @@ SUITES = {
                          'kinds("local_optimizers")'),
     "step_schedules": ("contracts/test_local_optimizer_contracts.py", 'kinds("step_schedules")'),
     "compressions": ("contracts/test_compression_contracts.py", 'kinds("compressions")'),
+    "schedulers": ("contracts/test_scheduler_contracts.py", 'kinds("schedulers")'),
 }
 
 

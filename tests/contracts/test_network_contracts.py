@@ -20,12 +20,11 @@ import numpy as np
 import pytest
 import simpy
 
+import simfl
 from simfl.core.config.network import Channel, IdealChannel, Mac
 from simfl.core.config.scripted import ScriptedErasureChannel, ScriptedMac
 from simfl.core.records import MacSlots
 from simfl.core.rng import RngTree
-from simfl.sim.links import channel as channel_module
-from simfl.sim.mac import kinds as mac_module
 from simfl.core.config.rate import FixedRate
 from simfl.sim.links.channel import Delivery, Link, build_link
 from simfl.sim.mac.access import IdealAccess
@@ -165,7 +164,7 @@ def test_the_scripted_channel_loses_the_listed_attempts_only():
 
 
 def test_a_channel_whose_losses_ignore_the_seed_fails_the_contract():
-    with registered_for_now("channels", channel_module._LINKS):
+    with registered_for_now("channels"):
         @dataclass(frozen=True)
         class Flaky(Channel):
             """Loses on a generator of its own (breaks reproducibility)."""
@@ -175,13 +174,13 @@ def test_a_channel_whose_losses_ignore_the_seed_fails_the_contract():
             def _lost(self, t_s, airtime_s, snr, client, rng):
                 return bool(np.random.default_rng().random() < 0.5)
 
-        channel_module._LINKS[Flaky] = FlakyLink
+        simfl.register(Flaky, FlakyLink)
         with pytest.raises(AssertionError, match="same seed"):
             channel_contract(config_of("channels", "flaky_for_test", {}))
 
 
 def test_a_mac_whose_access_event_answers_a_number_fails_the_contract():
-    with registered_for_now("macs", mac_module._ACCESS):
+    with registered_for_now("macs"):
         @dataclass(frozen=True)
         class Early(Mac):
             """Answers with a number instead of a bool."""
@@ -193,7 +192,7 @@ def test_a_mac_whose_access_event_answers_a_number_fails_the_contract():
                 answer.succeed(1)
                 return answer
 
-        mac_module._ACCESS[Early] = EarlyAccess
+        simfl.register(Early, EarlyAccess)
         with pytest.raises(AssertionError, match="access event value"):
             mac_contract(config_of("macs", "early_for_test", {}))
         assert "early_for_test" in kinds("macs")

@@ -1,6 +1,7 @@
 """The contracts of the shared radio's geometry, for every registered kind.
 
-placements     ``place(cfg, n, rng)`` gives two finite float arrays of n positions, the
+placements     ``place(cfg, n, rng, cells)`` (cells: a hexagonal layout, for the kinds that
+               place by cell) gives two finite float arrays of n positions, the
                same for the same seed, different clients at different places (a grid or
                a continuous law never stacks two clients).
 path_loss      ``loss_db(d)`` is finite, does not decrease with distance, and is the same
@@ -13,7 +14,7 @@ import numpy as np
 import pytest
 
 from simfl.core.config.placement import FilePlacement
-from simfl.core.config.radio import Cells, Radio
+from simfl.core.config.radio import Cells, Hexagonal, Radio
 from simfl.core.rng import RngTree
 from simfl.sim.radio.placement import place
 from simfl.sim.radio.propagation import Propagation
@@ -35,8 +36,9 @@ def position_file(tmp_path_factory):
 def test_every_placement_places_every_client_once_and_the_same_for_a_seed(name, position_file):
     cases = {"file": lambda: FilePlacement(path=str(position_file))}
     cfg = config_of("placements", name, cases)
-    x, y = place(cfg, N, RngTree(3).stream("placement"))
-    again = place(cfg, N, RngTree(3).stream("placement"))
+    cells = Cells(hexagonal=Hexagonal(rings=1, isd_m=200.0))
+    x, y = place(cfg, N, RngTree(3).stream("placement"), cells)
+    again = place(cfg, N, RngTree(3).stream("placement"), cells)
     assert x.shape == y.shape == (N,) and x.dtype == y.dtype == np.float64
     assert np.isfinite(x).all() and np.isfinite(y).all()
     assert np.array_equal(x, again[0]) and np.array_equal(y, again[1])

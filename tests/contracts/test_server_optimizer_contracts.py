@@ -19,6 +19,7 @@ import pytest
 import torch
 
 from simfl.algorithms import server_optimizers as so
+from simfl.core import registry as registry_module
 from simfl.core.config import ServerOptimizer
 from simfl.core.errors import ConfigError
 
@@ -124,6 +125,7 @@ def test_a_transform_that_mutates_its_state_fails_the_contract(monkeypatch):
             return dict(state.m), state
         return so.Transform(lambda p: so.TraceState(so._zeros(p)), update)
 
-    monkeypatch.setitem(so.OPTIMIZERS, so.cfg.FedAvgM, lambda c: trace_in_place(c.beta))
+    monkeypatch.setitem(registry_module._IMPLEMENTATIONS, so.cfg.FedAvgM,
+                        lambda c: trace_in_place(c.beta))
     with pytest.raises(AssertionError, match="changed its inputs"):
         optimizer_contract(config_of("server_optimizers", "fedavgm", CASES))

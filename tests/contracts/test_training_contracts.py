@@ -45,7 +45,7 @@ from simfl.core.config import (Blobs, Cifar10, Cifar100, Idx, Iid, Leaf, Logreg,
 from simfl.core.config import TorchModule
 from simfl.core.errors import SimflError
 from simfl.core.records import LocalPayload, ScaffoldPayload, TrainJob
-from simfl.core.registry import REGISTRIES
+from simfl.core.registry import REGISTRIES, has_implementation
 from simfl.core.rng import RngTree
 from simfl.train import datasets
 from simfl.train.batched import BatchedExecutor
@@ -53,7 +53,7 @@ from simfl.train.data import build_data
 from simfl.train.executor import InlineExecutor
 from simfl.train.models import build_model
 from simfl.train.partition import client_sizes, has_size_model, split_clients
-from simfl.train.rules import RULES
+import simfl.train.rules  # noqa: F401  (names the built-in rules' implementations)
 
 from test_readers import cifar_folder, leaf_folder, mnist_folder, npz_arrays, write_npz
 
@@ -250,7 +250,7 @@ def _finite_like(delta, params) -> bool:
 
 
 def local_rule_contract(payload: LocalPayload) -> None:
-    assert type(payload) in RULES, f"{payload.kind}: no implementation registered"
+    assert has_implementation(payload), f"{payload.kind}: no implementation registered"
     fields = {f.name for f in dataclasses.fields(type(payload).result)}
     outputs = []
     for _ in range(2):
@@ -352,14 +352,14 @@ def test_initialiser_contract(name):
 
 
 def test_a_data_set_with_labels_out_of_range_fails_the_contract():
-    with registered_for_now("datasets", datasets._LOADERS):
+    with registered_for_now("datasets"):
         @dataclasses.dataclass(frozen=True)
         class Overflow(Blobs):
             """Blobs whose labels run one past the classes it declares."""
             kind = "overflow_for_test"
 
-        datasets._LOADERS[Overflow] = lambda cfg, n, rngs: datasets.Samples(
-            np.zeros((4, cfg.n_features), np.float32), np.arange(4, dtype=np.int64) + cfg.centers)
+        simfl.register(Overflow, lambda cfg, n, rngs: datasets.Samples(
+            np.zeros((4, cfg.n_features), np.float32), np.arange(4, dtype=np.int64) + cfg.centers))
         with pytest.raises(AssertionError):
             dataset_contract(config_of("datasets", "overflow_for_test", {}))
 

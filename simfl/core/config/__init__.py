@@ -41,6 +41,7 @@ from simfl.core.config.scripted import ScriptedAvailability, ScriptedErasureChan
 from simfl.core.config.tr38901 import Inh, Rma, Tr38901, Uma, Umi
 from simfl.core.config.radio import Hexagonal
 from simfl.core.config.placement import HexagonalPlacement
+from simfl.core.config.scheduler import Scheduler
 
 __all__ = [
     "AirComp", "Compression", "Float16", "Int8", "NoCompression", "Qsgd", "Sign", "TopK",
@@ -71,5 +72,5 @@ __all__ = [
     "ConstantVelocity", "DiscPlacement", "FilePlacement", "GridPlacement", "Mobility",
     "Placement", "PppPlacement", "RandomWaypoint", "Static",
     "Cells", "ChannelInversion", "FixedPower", "FreeSpace", "LogDistance", "PathLoss",
-    "PowerControl", "Radio", "TruncatedInversion",
+    "PowerControl", "Radio", "TruncatedInversion", "Scheduler",
 ]

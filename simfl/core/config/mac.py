@@ -14,6 +14,7 @@ from typing import Literal
 from simfl.core.config.checks import finite, positive, probability, require
 from simfl.core.config.node import Choice, Node
 from simfl.core.config.papers import RANDOM_ACCESS
+from simfl.core.config.scheduler import scheduler_named
 
 
 @dataclass(frozen=True)
@@ -204,13 +205,13 @@ class OfdmaMac(Mac):
     paper = ("Tse, Viswanath, Fundamentals of Wireless Communication, 2005, ch. 5-6; "
              "Shi et al., Joint device scheduling and resource allocation for "
              "latency constrained wireless federated learning, IEEE TWC 20(1), 2021")
-    scheduler: Literal["equal", "round_robin", "proportional_fair", "max_rate",
-                       "min_latency"] = "equal"
+    scheduler: str = "equal"  # a kind of :mod:`simfl.core.config.scheduler`
     resource_blocks: int | None = None
     pf_time_constant_s: float = 1.0
 
     def validate(self) -> None:
         blocks = self.resource_blocks
+        scheduler_named(self.scheduler)
         require(blocks is None or 0 <= blocks <= MAX_RESOURCE_BLOCKS, "resource_blocks",
                 blocks,
                 f"null, 0 (a continuous split) or an integer in [1, {MAX_RESOURCE_BLOCKS}]")

@@ -39,13 +39,14 @@ in :mod:`simfl.sim.availability.rounds` (per-round draws),
 
 from __future__ import annotations
 
-from typing import Callable, Protocol
+from typing import Protocol
 
 import numpy as np
 
 from simfl.core.config import (Always, Availability, Bernoulli, Diurnal, Ideal, LessDataFirst,
                                LogNormal, Markov, MifaAdversarial, MoreDataFirst, SinLogNormal,
                                Trace, YCycle, YMaxFirst)
+from simfl.core.registry import implementation_of, implements
 from simfl.core.rng import RngTree
 from simfl.sim.availability.events import (EventTimesModel, MarkovOnline, TraceOnline,
                                            counter_uniforms)
@@ -68,13 +69,15 @@ class AvailabilityModel(Protocol):
     def offline_at(self, clients: np.ndarray) -> np.ndarray: ...
 
 
-#: config class -> model, called ``(cfg, n_clients, rngs, n_samples, label_counts)``
-_MODELS: dict[type[Availability], Callable[..., AvailabilityModel]] = {
-    Always: AlwaysOnline, Ideal: AlwaysOnline, Bernoulli: BernoulliOnline,
-    MoreDataFirst: FedGSOnline, LessDataFirst: FedGSOnline, YMaxFirst: FedGSOnline,
-    YCycle: FedGSOnline, LogNormal: FedGSOnline, SinLogNormal: FedGSOnline,
-    MifaAdversarial: MifaAdversarialOnline, Diurnal: DiurnalOnline, Markov: MarkovOnline,
-    Trace: TraceOnline}
+# each availability config's model, built as ``impl(cfg, n_clients, rngs, n_samples,
+# label_counts)`` (``simfl.register`` adds more)
+for _config, _model in ((Always, AlwaysOnline), (Ideal, AlwaysOnline),
+                        (Bernoulli, BernoulliOnline),
+                        (MoreDataFirst, FedGSOnline), (LessDataFirst, FedGSOnline),
+                        (YMaxFirst, FedGSOnline), (YCycle, FedGSOnline), (LogNormal, FedGSOnline),
+                        (SinLogNormal, FedGSOnline), (MifaAdversarial, MifaAdversarialOnline),
+                        (Diurnal, DiurnalOnline), (Markov, MarkovOnline), (Trace, TraceOnline)):
+    implements(_config, _model)
 
 
 def build_availability(cfg: Availability, n_clients: int, rngs: RngTree,
@@ -85,4 +88,6 @@ def build_availability(cfg: Availability, n_clients: int, rngs: RngTree,
     ``n_samples`` (training-set sizes) and ``label_counts`` (clients x classes) are
     needed only by the models that use them (``cfg.needs_labels`` for the latter).
     """
-    return _MODELS[type(cfg)](cfg, n_clients, rngs, n_samples, label_counts)
+    model: AvailabilityModel = implementation_of(cfg, "population.availability.kind")(
+        cfg, n_clients, rngs, n_samples, label_counts)
+    return model

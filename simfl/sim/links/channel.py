@@ -23,6 +23,7 @@ import simpy
 from simfl.core.config.network import (Channel, ContinuousGilbertElliottChannel, ErasureChannel,
                                        FixedRate, GilbertElliottChannel,
                                        IdealChannel, RayleighChannel, ShannonRate)
+from simfl.core.registry import implementation_of, implements
 from simfl.core.rng import RngTree
 
 
@@ -160,16 +161,21 @@ def _continuous_gilbert_elliott_link(cfg: Any, rngs: RngTree | None) -> Link:
     return ContinuousGilbertElliottLink(cfg, rngs)
 
 
-#: the Link of each channel kind (a class, or a function of the config that builds one)
-_LINKS: dict[type[Channel], Callable[[Any, RngTree | None], Link]] = {
-    IdealChannel: Link, ErasureChannel: ErasureLink, RayleighChannel: RayleighLink,
-    GilbertElliottChannel: _gilbert_elliott_link,
-    ContinuousGilbertElliottChannel: _continuous_gilbert_elliott_link}
+# the Link of each channel kind, built as ``impl(cfg, rngs)`` (a class, or a function of
+# the config that builds one; ``simfl.register`` adds more)
+for _config, _link in ((IdealChannel, Link), (ErasureChannel, ErasureLink),
+                       (RayleighChannel, RayleighLink),
+                       (GilbertElliottChannel, _gilbert_elliott_link),
+                       (ContinuousGilbertElliottChannel, _continuous_gilbert_elliott_link)):
+    implements(_config, _link)
 
 
-def build_link(cfg: Channel, rngs: RngTree | None = None) -> Link:
-    """The Link of ``cfg``; ``rngs`` is required when ``cfg.distance`` is set."""
-    return _LINKS[type(cfg)](cfg, rngs)
+def build_link(cfg: Channel, rngs: RngTree | None = None,
+               field: str = "network.uplink.kind") -> Link:
+    """The Link of ``cfg``; ``rngs`` is required when ``cfg.distance`` is set; ``field``
+    names the channel in the error when its kind has no implementation."""
+    link: Link = implementation_of(cfg, field)(cfg, rngs)
+    return link
 
 
 class Links(NamedTuple):

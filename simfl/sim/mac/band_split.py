@@ -12,6 +12,10 @@ share of the blocks (continuous: 1/n of the band all the time).
 ``proportional_fair``: shares in proportion to full-band rate over average throughput
 (exponentially averaged with ``pf_time_constant_s`` while the client is in the band).
 ``min_latency``: fractions fixed when the round's first upload joins (see :meth:`plan`).
+
+Every built-in scheduler kind (:mod:`simfl.core.config.scheduler`) is implemented by
+:class:`BandSplit`; a scheduler of one's own subclasses it and overrides
+:meth:`BandSplit.fractions` (the other methods then serve it as they serve ``equal``).
 """
 
 from __future__ import annotations
@@ -21,8 +25,19 @@ import math
 import numpy as np
 
 from simfl.core.config.network import OfdmaMac
+from simfl.core.config.scheduler import (EqualShare, MaxRate, MinLatency, ProportionalFair,
+                                         RoundRobin, scheduler_named)
+from simfl.core.registry import implementation_of, implements
 from simfl.sim.radio.band import min_latency_split, whole_blocks
 from simfl.sim.radio.radio_map import RadioMap
+
+
+def build_band_split(cfg: OfdmaMac, radio: RadioMap | None, n_clients: int) -> BandSplit:
+    """The band split of ``cfg.scheduler``: its implementation, built as
+    ``cls(cfg, radio, n_clients)`` (a :class:`BandSplit` or one of its subclasses)."""
+    split: BandSplit = implementation_of(scheduler_named(cfg.scheduler),
+                                         "network.mac.scheduler")(cfg, radio, n_clients)
+    return split
 
 
 class BandSplit:
@@ -62,7 +77,7 @@ class BandSplit:
             return (high * self._on(clients, link_bps, np.full(n, (blocks // n + 1) / blocks))
                     + (1.0 - high) * self._on(clients, link_bps,
                                               np.full(n, (blocks // n) / blocks)))
-        return self._on(clients, link_bps, self._fractions(clients, link_bps))
+        return self._on(clients, link_bps, self.fractions(clients, link_bps))
 
     def _on(self, clients: np.ndarray, link_bps: np.ndarray, fractions: np.ndarray
             ) -> np.ndarray:
@@ -102,8 +117,9 @@ class BandSplit:
             self.fixed[members] = b_hz / self.band_hz
         return [int(c) for c in clients[~(t_min_s < deadline_s)]]
 
-    def _fractions(self, clients: np.ndarray, link_bps: np.ndarray) -> np.ndarray:
-        """Fractions of the band of ``clients`` (sorted ids: ties go to the lower id)."""
+    def fractions(self, clients: np.ndarray, link_bps: np.ndarray) -> np.ndarray:
+        """Fractions of the band of ``clients`` (sorted ids: ties go to the lower id),
+        summing to at most 1: what a scheduler of one's own overrides."""
         n, kind, blocks = clients.size, self.cfg.scheduler, self.blocks
         if kind == "min_latency":
             return np.asarray(self.fixed[clients])
@@ -119,3 +135,8 @@ class BandSplit:
             share = weight / weight.sum() if weight.sum() > 0 else np.full(n, 1.0 / n)
             return whole_blocks(share, blocks) if blocks else share
         return whole_blocks(np.full(n, 1.0 / n), blocks) if blocks else np.full(n, 1.0 / n)
+
+
+# the built-in schedulers are the branches of BandSplit (``simfl.register`` adds more)
+for _scheduler in (EqualShare, RoundRobin, ProportionalFair, MaxRate, MinLatency):
+    implements(_scheduler, BandSplit)

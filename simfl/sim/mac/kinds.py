@@ -14,6 +14,7 @@ import simpy
 
 from simfl.core.config.network import (CsmaCaMac, IdealMac, Mac, OfdmaMac, RelayMac,
                                        SlottedAlohaMac, TdmaMac)
+from simfl.core.registry import implementation_of, implements
 from simfl.core.rng import RngTree
 from simfl.sim.mac.access import IdealAccess, OnTransmit, per_client
 from simfl.sim.radio.capture import Air
@@ -28,9 +29,14 @@ __all__ = ["CsmaCa", "IdealAccess", "OfdmaAccess", "OnTransmit", "Relay", "Slott
            "TdmaAccess", "aloha_heard", "build_mac", "per_client", "relay_draw",
            "tdma_finish_s"]
 
-_ACCESS: dict[type[Mac], type[IdealAccess]] = {
-    IdealMac: IdealAccess, TdmaMac: TdmaAccess, SlottedAlohaMac: SlottedAloha, RelayMac: Relay,
-    OfdmaMac: OfdmaAccess, CsmaCaMac: CsmaCa}
+# each MAC kind's access model, built as ``cls(cfg, env, rngs, n_clients, on_transmit)``
+# (``simfl.register`` adds more)
+implements(IdealMac, IdealAccess)
+implements(TdmaMac, TdmaAccess)
+implements(SlottedAlohaMac, SlottedAloha)
+implements(RelayMac, Relay)
+implements(OfdmaMac, OfdmaAccess)
+implements(CsmaCaMac, CsmaCa)
 
 
 def build_mac(cfg: Mac, env: simpy.Environment, rngs: RngTree, n_clients: int,
@@ -38,8 +44,11 @@ def build_mac(cfg: Mac, env: simpy.Environment, rngs: RngTree, n_clients: int,
     """The uplink access model of ``cfg``, bound to ``env`` and the run's random streams;
     ``on_transmit`` is told about contention transmissions (to charge their energy);
     ``air`` is the shared radio (positions and gains, the SINR threshold), if any."""
+    access = implementation_of(cfg, "network.mac.kind")
     ranged = isinstance(cfg, CsmaCaMac) and cfg.carrier_sense_range_m is not None
-    mac = (RangedCsmaCa if ranged else _ACCESS[type(cfg)])(cfg, env, rngs, n_clients, on_transmit)
+    if ranged and access is CsmaCa:  # carrier sense limited to a range: the ranged variant
+        access = RangedCsmaCa
+    mac: IdealAccess = access(cfg, env, rngs, n_clients, on_transmit)
     if air is not None:
         mac.attach(air)
     return mac

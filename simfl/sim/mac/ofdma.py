@@ -27,7 +27,7 @@ import simpy
 from simfl.core.config.network import OfdmaMac
 from simfl.core.records import EventKind
 from simfl.sim.mac.access import IdealAccess
-from simfl.sim.mac.band_split import BandSplit
+from simfl.sim.mac.band_split import BandSplit, build_band_split
 from simfl.sim.radio.capture import Air
 from simfl.sim.radio.radio_map import RadioMap
 
@@ -81,7 +81,7 @@ class OfdmaAccess(IdealAccess):
         self._t_s = float(self.env.now)
         self._generation += 1
         if self.split is None:  # one scheduler for the run (PF keeps averages)
-            self.split = BandSplit(self.cfg, self.radio, self.n_clients)
+            self.split = build_band_split(self.cfg, self.radio, self.n_clients)
         self.split.new_round()
 
     def close_round(self) -> None:

@@ -20,6 +20,7 @@ import numpy as np
 from simfl.core.config.network import Network
 from simfl.core.config.radio import PathLoss
 from simfl.core.config.fading import RayleighFading
+from simfl.sim.radio.propagation import path_loss_db
 from simfl.sim.radio.radio_map import RadioMap, dbm_to_w
 
 
@@ -86,5 +87,5 @@ class Capture:
             assert m is not None and self.path_loss is not None, "cells need a radio"
             far = clients[other]
             d_m = np.hypot(m.x_m[far] - m.ap_xy_m[ap, 0], m.y_m[far] - m.ap_xy_m[ap, 1])
-            power[other] = dbm_to_w(m.tx_power_dbm[far] - self.path_loss.loss_db(d_m))
+            power[other] = dbm_to_w(m.tx_power_dbm[far] - path_loss_db(self.path_loss, d_m))
         return power

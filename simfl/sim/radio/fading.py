@@ -34,7 +34,7 @@ import numpy as np
 from scipy.special import j0
 
 from simfl.core.config.fading import Fading, NoFading, RayleighFading, RicianFading
-from simfl.core.errors import ConfigError
+from simfl.core.registry import implementation_of, implements
 from simfl.core.rng import RngTree
 from simfl.sim.radio.keyed import KeyedUniforms
 from simfl.sim.radio.link import FadingGains, UnitGain
@@ -128,11 +128,15 @@ class FadingProcess:
         return _complex_normal(*self.uniforms.draw_one(client, index, 2))
 
 
+# each fading law's gains, built as ``impl(cfg, direction, rngs, n_clients)``
+# (``simfl.register`` adds more)
+implements(NoFading, lambda cfg, direction, rngs, n_clients: UnitGain())
+implements(RayleighFading, FadingProcess)
+implements(RicianFading, FadingProcess)
+
+
 def build_fading(cfg: Fading, direction: str, rngs: RngTree, n_clients: int) -> FadingGains:
     """The fading gains of ``direction`` for ``cfg`` (unit gains for ``none``)."""
-    if isinstance(cfg, NoFading):
-        return UnitGain()
-    if not isinstance(cfg, (RayleighFading, RicianFading)):
-        raise ConfigError("network.radio.fading.kind", cfg.kind,
-                          "a fading law with an implementation (none, rayleigh, rician)")
-    return FadingProcess(cfg, direction, rngs, n_clients)
+    gains: FadingGains = implementation_of(cfg, "network.radio.fading.kind")(
+        cfg, direction, rngs, n_clients)
+    return gains

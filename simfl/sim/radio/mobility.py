@@ -30,7 +30,7 @@ from typing import Protocol
 import numpy as np
 
 from simfl.core.config.placement import ConstantVelocity, Mobility, RandomWaypoint, Static
-from simfl.core.errors import ConfigError
+from simfl.core.registry import implementation_of, implements
 from simfl.core.rng import RngTree
 from simfl.sim.radio.keyed import KeyedUniforms
 from simfl.sim.radio.propagation import Propagation
@@ -223,11 +223,14 @@ def build_mover(cfg: Mobility, radio_map: RadioMap | None, propagation: Propagat
     """The mover of ``cfg`` for the clients of ``radio_map`` (STILL when nobody moves)."""
     if radio_map is None or propagation is None:
         return STILL
-    if isinstance(cfg, Static):
-        return RecordedStill(radio_map, propagation, record) if record else STILL
-    if isinstance(cfg, ConstantVelocity):
-        return ConstantVelocityMover(cfg, radio_map, propagation, rngs, record)
-    if isinstance(cfg, RandomWaypoint):
-        return RandomWaypointMover(cfg, radio_map, propagation, rngs, record)
-    raise ConfigError("population.mobility.kind", cfg.kind, "a mobility with an implementation "
-                      "(static, constant_velocity, random_waypoint)")
+    mover: Mover = implementation_of(cfg, "population.mobility.kind")(
+        cfg, radio_map, propagation, rngs, record)
+    return mover
+
+
+# each mobility kind's mover, built as ``impl(cfg, radio_map, propagation, rngs, record)``
+# (``simfl.register`` adds more)
+implements(Static, lambda cfg, radio_map, propagation, rngs, record: (
+    RecordedStill(radio_map, propagation, record) if record else STILL))
+implements(ConstantVelocity, ConstantVelocityMover)
+implements(RandomWaypoint, RandomWaypointMover)

@@ -19,6 +19,7 @@ from simfl.core.config.placement import (DiscPlacement, FilePlacement, GridPlace
                                          HexagonalPlacement, Placement, PppPlacement)
 from simfl.core.config.radio import Cells
 from simfl.core.errors import ConfigError
+from simfl.core.registry import implementation_of, implements
 from simfl.sim.traces.data import FIELD as TRACE_FIELD
 from simfl.sim.traces.files import numbered_lines
 
@@ -34,40 +35,47 @@ Positions = tuple[np.ndarray, np.ndarray]
 
 def place(cfg: Placement, n_clients: int, rng: np.random.Generator,
           cells: Cells | None = None) -> Positions:
-    """(x_m, y_m) of ``n_clients`` clients placed by ``cfg`` (``cells``: the access points,
-    for a placement by cell)."""
-    if isinstance(cfg, HexagonalPlacement):
-        return _in_hexagons(cfg, cells, n_clients, rng)
-    if isinstance(cfg, DiscPlacement):
-        r2 = cfg.min_m ** 2 + rng.random(n_clients) * (cfg.radius_m ** 2 - cfg.min_m ** 2)
-        angle = rng.random(n_clients) * 2.0 * math.pi
-        r = np.sqrt(r2)
-        return r * np.cos(angle), r * np.sin(angle)
-    if isinstance(cfg, PppPlacement):
-        mean = cfg.density_per_m2 * cfg.side_m ** 2
-        if mean > MAX_PPP_POINTS:
-            raise ConfigError("population.placement.density_per_m2", cfg.density_per_m2,
-                              f"at most {MAX_PPP_POINTS:g} points on average over the square "
-                              f"(density x side_m^2; here {mean:g})")
-        count = int(rng.poisson(mean))
-        if count < n_clients:
-            raise ConfigError("population.placement.density_per_m2", cfg.density_per_m2,
-                              f"a density whose draw holds task.n_clients = {n_clients} points "
-                              f"(this seed drew {count} of {mean:g} on average)")
-        xy = (rng.random((count, 2)) - 0.5) * cfg.side_m
-        return xy[:n_clients, 0].copy(), xy[:n_clients, 1].copy()
-    if isinstance(cfg, GridPlacement):
-        side = math.ceil(math.sqrt(n_clients))
-        index = np.arange(n_clients)
-        offset = (side - 1) / 2.0
-        return ((index % side - offset) * cfg.spacing_m, (index // side - offset) * cfg.spacing_m)
-    if isinstance(cfg, FilePlacement):
-        return read_positions(cfg.path, n_clients)
-    raise ConfigError("population.placement.kind", cfg.kind, "a placement with an implementation")
+    """(x_m, y_m) of ``n_clients`` clients placed by ``cfg`` (its implementation, called
+    ``impl(cfg, n_clients, rng)``, or ``impl(cfg, n_clients, rng, cells)`` for one that
+    places clients by cell and says so with ``by_cell = True``)."""
+    impl = implementation_of(cfg, "population.placement.kind")
+    by_cell = getattr(impl, "by_cell", False)
+    positions: Positions = (impl(cfg, n_clients, rng, cells) if by_cell
+                            else impl(cfg, n_clients, rng))
+    return positions
 
 
-def _in_hexagons(cfg: HexagonalPlacement, cells: Cells | None, n_clients: int,
-                 rng: np.random.Generator) -> Positions:
+def place_in_disc(cfg: DiscPlacement, n_clients: int, rng: np.random.Generator) -> Positions:
+    r2 = cfg.min_m ** 2 + rng.random(n_clients) * (cfg.radius_m ** 2 - cfg.min_m ** 2)
+    angle = rng.random(n_clients) * 2.0 * math.pi
+    r = np.sqrt(r2)
+    return r * np.cos(angle), r * np.sin(angle)
+
+
+def place_by_ppp(cfg: PppPlacement, n_clients: int, rng: np.random.Generator) -> Positions:
+    mean = cfg.density_per_m2 * cfg.side_m ** 2
+    if mean > MAX_PPP_POINTS:
+        raise ConfigError("population.placement.density_per_m2", cfg.density_per_m2,
+                          f"at most {MAX_PPP_POINTS:g} points on average over the square "
+                          f"(density x side_m^2; here {mean:g})")
+    count = int(rng.poisson(mean))
+    if count < n_clients:
+        raise ConfigError("population.placement.density_per_m2", cfg.density_per_m2,
+                          f"a density whose draw holds task.n_clients = {n_clients} points "
+                          f"(this seed drew {count} of {mean:g} on average)")
+    xy = (rng.random((count, 2)) - 0.5) * cfg.side_m
+    return xy[:n_clients, 0].copy(), xy[:n_clients, 1].copy()
+
+
+def place_on_grid(cfg: GridPlacement, n_clients: int, rng: np.random.Generator) -> Positions:
+    side = math.ceil(math.sqrt(n_clients))
+    index = np.arange(n_clients)
+    offset = (side - 1) / 2.0
+    return ((index % side - offset) * cfg.spacing_m, (index // side - offset) * cfg.spacing_m)
+
+
+def place_in_hexagons(cfg: HexagonalPlacement, n_clients: int, rng: np.random.Generator,
+                      cells: Cells | None) -> Positions:
     """Uniform in area in the hexagon of a uniformly drawn site, by rejection from the
     hexagon's bounding box (the hexagon fills 3/4 of it, the keep-out disc little more)."""
     layout = None if cells is None else cells.hexagonal
@@ -93,6 +101,16 @@ def _in_hexagons(cfg: HexagonalPlacement, cells: Cells | None, n_clients: int,
         x[todo[ok]], y[todo[ok]] = cx[ok], cy[ok]
         todo = todo[~ok]
     return x + sites[site, 0], y + sites[site, 1]
+
+
+place_in_hexagons.by_cell = True  # type: ignore[attr-defined]
+
+
+implements(HexagonalPlacement, place_in_hexagons)
+implements(DiscPlacement, place_in_disc)
+implements(PppPlacement, place_by_ppp)
+implements(GridPlacement, place_on_grid)
+implements(FilePlacement, lambda cfg, n_clients, rng: read_positions(cfg.path, n_clients))
 
 
 def read_positions(path: str | Path, n_clients: int) -> Positions:

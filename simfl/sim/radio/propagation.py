@@ -19,10 +19,11 @@ import math
 import numpy as np
 
 from simfl.core.config.placement import Placement
-from simfl.core.config.radio import (Cells, ChannelInversion, Radio, TruncatedInversion,
-                                     sector_gain_db)
+from simfl.core.config.radio import (Cells, ChannelInversion, FixedPower, PathLoss, PowerControl,
+                                     Radio, TruncatedInversion, sector_gain_db)
 from simfl.core.config.tr38901 import Tr38901
 from simfl.core.errors import ConfigError
+from simfl.core.registry import implementation_of, implements
 from simfl.core.rng import RngTree
 from simfl.sim.radio.placement import place
 from simfl.sim.radio.radio_map import RadioMap
@@ -85,7 +86,7 @@ class Propagation:
         if isinstance(path_loss, Tr38901):
             gain = self._tr38901_gain_db(path_loss, ap, np.hypot(dx, dy), x_m, y_m, clients)
         else:
-            gain = -path_loss.loss_db(np.hypot(dx, dy))
+            gain = -path_loss_db(path_loss, np.hypot(dx, dy))
             if self.radio.shadowing_db > 0:
                 gain = gain - self.radio.shadowing_db * self._shadowing(ap, x_m, y_m, clients)
         return np.asarray(gain + self.antenna_db(ap, dx, dy))
@@ -143,13 +144,9 @@ class Propagation:
 
     def tx_power_dbm(self, gain_db: np.ndarray) -> np.ndarray:
         """Each client's transmit power under the power-control rule (``-inf``: silenced)."""
-        radio, rule, max_dbm = self.radio, self.radio.power_control, self.max_dbm
-        if isinstance(rule, (ChannelInversion, TruncatedInversion)):
-            needed = rule.target_snr_db + radio.noise_dbm - gain_db
-            if isinstance(rule, TruncatedInversion):
-                return np.where(needed <= max_dbm, needed, -np.inf)
-            return np.asarray(np.minimum(needed, max_dbm))
-        return np.array(max_dbm)
+        rule = self.radio.power_control
+        return np.asarray(implementation_of(rule, "network.radio.power_control.kind")(
+            rule, self.radio, gain_db, self.max_dbm))
 
     def _shadowing(self, ap: int, x_m: np.ndarray, y_m: np.ndarray,
                    clients: np.ndarray | slice) -> np.ndarray:
@@ -190,6 +187,37 @@ class Propagation:
         for j in range(1, ny):  # then along y: the product of the two correlations
             field[j, :] = rho * field[j - 1, :] + keep * field[j, :]
         return x0, y0, field
+
+
+def path_loss_db(path_loss: PathLoss, d_m: np.ndarray) -> np.ndarray:
+    """The mean loss (dB) of ``path_loss`` at each distance of ``d_m`` (metres): its
+    implementation, called ``impl(cfg, d_m)`` (by default the config's ``loss_db``)."""
+    return np.asarray(implementation_of(path_loss, "network.radio.path_loss.kind")(path_loss,
+                                                                                   d_m))
+
+
+def fixed_power(rule: PowerControl, radio: Radio, gain_db: np.ndarray,
+                max_dbm: np.ndarray) -> np.ndarray:
+    """Every client at its maximum power."""
+    return np.array(max_dbm)
+
+
+def inverted_power(rule: ChannelInversion | TruncatedInversion, radio: Radio,
+                   gain_db: np.ndarray, max_dbm: np.ndarray) -> np.ndarray:
+    """The power that reaches ``target_snr_db`` at the access point, capped at the maximum
+    (``truncated_inversion``: a client that would need more is silenced, ``-inf``)."""
+    needed = rule.target_snr_db + radio.noise_dbm - gain_db
+    if isinstance(rule, TruncatedInversion):
+        return np.where(needed <= max_dbm, needed, -np.inf)
+    return np.asarray(np.minimum(needed, max_dbm))
+
+
+# the path loss of a kind, called ``impl(cfg, d_m)``, and each power-control rule's powers,
+# called ``impl(rule, radio, gain_db, max_dbm)`` (``simfl.register`` adds more)
+implements(PathLoss, lambda cfg, d_m: cfg.loss_db(d_m))
+implements(FixedPower, fixed_power)
+implements(ChannelInversion, inverted_power)
+implements(TruncatedInversion, inverted_power)
 
 
 def max_powers_dbm(radio: Radio, n_clients: int) -> np.ndarray:

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 
 from simfl.core.config.checks import at_most, non_negative, positive, require
-from simfl.core.config.mac import MAX_SLOT_S, MAX_WINDOW, MIN_SLOT_S, Mac
+from simfl.core.config.mac import MAX_SLOT_S, MAX_WINDOW, MIN_SLOT_S, Mac, MacCapabilities
 
 #: largest MPDU payload (bytes): the 802.11ac MPDU limit
 MAX_MPDU_BYTES = 11454
@@ -62,6 +62,7 @@ class CsmaCaMac(Mac):
     kind = "csma_ca"
     paper = ("Bianchi, Performance analysis of the IEEE 802.11 distributed coordination "
              "function, IEEE JSAC 18(3), 2000")
+    capabilities = MacCapabilities(needs_positions=("carrier_sense_range_m",))
     slot_s: float = 50e-6
     sifs_s: float = 28e-6
     difs_s: float = 128e-6

@@ -1,6 +1,6 @@
 """Medium access on the uplink: the kinds, and the builder that picks one from its config.
 
-One module per concept: :mod:`simfl.sim.mac.access` (what a device asks its MAC; the ideal
+One module per concept: :mod:`simfl.sim.mac.access` (what a round asks its MAC; the ideal
 MAC), :mod:`simfl.sim.mac.tdma` (time division), :mod:`simfl.sim.mac.aloha.contention` (slotted ALOHA
 contention, with its statistics in :mod:`simfl.sim.mac.aloha.tally` and its serialised data
 phase in :mod:`simfl.sim.mac.aloha.data_phase`), :mod:`simfl.sim.mac.relay` (the relay that
@@ -15,7 +15,7 @@ import simpy
 from simfl.core.config.network import (CsmaCaMac, IdealMac, Mac, OfdmaMac, RelayMac,
                                        SlottedAlohaMac, TdmaMac)
 from simfl.core.rng import RngTree
-from simfl.sim.mac.access import IdealAccess, OnTransmit, per_client
+from simfl.sim.mac.access import IdealAccess, MacBase, MediumAccess, OnTransmit, per_client
 from simfl.sim.radio.capture import Air
 from simfl.sim.mac.aloha.contention import SlottedAloha
 from simfl.sim.mac.csma.access import CsmaCa
@@ -28,13 +28,13 @@ __all__ = ["CsmaCa", "IdealAccess", "OfdmaAccess", "OnTransmit", "Relay", "Slott
            "TdmaAccess", "aloha_heard", "build_mac", "per_client", "relay_draw",
            "tdma_finish_s"]
 
-_ACCESS: dict[type[Mac], type[IdealAccess]] = {
+_ACCESS: dict[type[Mac], type[MacBase]] = {
     IdealMac: IdealAccess, TdmaMac: TdmaAccess, SlottedAlohaMac: SlottedAloha, RelayMac: Relay,
     OfdmaMac: OfdmaAccess, CsmaCaMac: CsmaCa}
 
 
 def build_mac(cfg: Mac, env: simpy.Environment, rngs: RngTree, n_clients: int,
-              on_transmit: OnTransmit | None = None, *, air: Air | None = None) -> IdealAccess:
+              on_transmit: OnTransmit | None = None, *, air: Air | None = None) -> MediumAccess:
     """The uplink access model of ``cfg``, bound to ``env`` and the run's random streams;
     ``on_transmit`` is told about contention transmissions (to charge their energy);
     ``air`` is the shared radio (positions and gains, the SINR threshold), if any."""

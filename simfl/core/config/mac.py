@@ -9,11 +9,14 @@ a band shared by the active uploads (``ofdma``); IEEE 802.11 DCF (``csma_ca``) i
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from simfl.core.config.checks import finite, positive, probability, require
 from simfl.core.config.node import Choice, Node
 from simfl.core.config.papers import RANDOM_ACCESS
+
+if TYPE_CHECKING:
+    from simfl.core.config.network import Network
 
 
 #: the device-round engines: SimPy processes (every kind runs there), chained event
@@ -64,6 +67,10 @@ class Mac(Choice, point="macs"):
     """Medium access between the clients and the server."""
 
     capabilities: ClassVar[MacCapabilities] = MacCapabilities()
+
+    def check_in(self, network: Network) -> None:
+        """The rules between this MAC and the rest of ``network`` (errors name fields
+        relative to it, ``mac.<field>``); none unless a kind has some."""
 
 
 def kinds_that(claim: str) -> str:

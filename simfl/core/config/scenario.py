@@ -88,7 +88,7 @@ class Scenario(Node):
         for name in self.network.mac.capabilities.needs_positions:
             value = getattr(self.network.mac, name)
             require(placed or value is None, f"network.mac.{name}", value,
-                    "null unless population.placement is set (it needs positions)")
+                    "null unless population.placement is set (it needs the clients' positions)")
         require(placed or not has_radio, "population.placement", None, "a placement ("
                 "disc, ppp, grid or file) when network.radio is set (the radio needs positions)")
         require(has_radio or self.population.mobility.kind == "static",

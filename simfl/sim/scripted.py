@@ -16,7 +16,7 @@ from simfl.core.rng import RngTree
 from simfl.sim.availability import models as availability
 from simfl.sim.links import channel
 from simfl.sim.mac import kinds as mac
-from simfl.sim.mac.access import GAVE_UP, Transmission, Uplink
+from simfl.sim.mac.protocol import GAVE_UP, Transmission, Uplink
 
 
 class ScriptedErasureLink(channel.Link):

@@ -30,7 +30,7 @@ from simfl.core.protocols import PopulationView
 from simfl.core.records import (Arrival, Event, EventKind, Missing, MissingReason,
                                 RoundOutcome)
 from simfl.core.rng import RngTree
-from simfl.sim.mac.access import MediumAccess
+from simfl.sim.mac.protocol import MediumAccess
 from simfl.sim.links.channel import Link, Links
 from simfl.sim.clock import LateEvents
 from simfl.sim.rounds.device import ComputeTimes, Devices

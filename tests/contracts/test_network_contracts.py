@@ -30,7 +30,8 @@ from simfl.sim.links import channel as channel_module
 from simfl.sim.mac import kinds as mac_module
 from simfl.core.config.rate import FixedRate
 from simfl.sim.links.channel import Delivery, Link, build_link
-from simfl.sim.mac.access import IdealAccess, MediumAccess
+from simfl.sim.mac.access import IdealAccess
+from simfl.sim.mac.protocol import MediumAccess
 from simfl.sim.mac.kinds import build_mac
 
 from .kinds import config_of, kinds, registered_for_now

@@ -36,7 +36,8 @@ from simfl.core.config.network import IdealMac
 from simfl.core.records import MissingReason
 from simfl.core.rng import RngTree
 from simfl.sim.clock import delays_to
-from simfl.sim.mac.access import MacBase, Transmission, Uplink
+from simfl.sim.mac.access import MacBase
+from simfl.sim.mac.protocol import Transmission, Uplink
 from simfl.sim.radio.radio_map import RadioMap
 
 if TYPE_CHECKING:

@@ -15,7 +15,8 @@ import simpy
 from simfl.core.config.network import (CsmaCaMac, IdealMac, Mac, OfdmaMac, RelayMac,
                                        SlottedAlohaMac, TdmaMac)
 from simfl.core.rng import RngTree
-from simfl.sim.mac.access import IdealAccess, MacBase, MediumAccess, OnTransmit, per_client
+from simfl.sim.mac.access import IdealAccess, MacBase, per_client
+from simfl.sim.mac.protocol import MediumAccess, OnTransmit
 from simfl.sim.radio.capture import Air
 from simfl.sim.mac.aloha.contention import SlottedAloha
 from simfl.sim.mac.csma.access import CsmaCa

@@ -27,7 +27,8 @@ import simpy
 from simfl.core.config.network import OfdmaMac
 from simfl.core.records import EventKind
 from simfl.sim.links.channel import Bursts
-from simfl.sim.mac.access import LOST_ON_LINK, MacBase, Transmission, Uplink, radio_at_end
+from simfl.sim.mac.access import MacBase, radio_at_end
+from simfl.sim.mac.protocol import LOST_ON_LINK, Transmission, Uplink
 from simfl.sim.mac.band_split import BandSplit
 from simfl.sim.radio.capture import Air
 from simfl.sim.radio.radio_map import RadioMap

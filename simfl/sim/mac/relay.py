@@ -11,8 +11,8 @@ from simfl.core.config.network import RelayMac
 from simfl.core.rng import RngTree
 from simfl.core.records import MissingReason
 from simfl.sim.links.channel import Bursts
-from simfl.sim.mac.access import (LOST_ON_LINK, MacBase, OnTransmit, Transmission, Uplink,
-                                   per_client, radio_at_end)
+from simfl.sim.mac.access import MacBase, per_client, radio_at_end
+from simfl.sim.mac.protocol import LOST_ON_LINK, OnTransmit, Transmission, Uplink
 
 
 class Relay(MacBase):

@@ -9,7 +9,8 @@ import numpy as np
 
 from simfl.core.config.network import TdmaMac
 from simfl.sim.links.channel import Bursts
-from simfl.sim.mac.access import GRID_EPS, LOST_ON_LINK, MacBase, Transmission, Uplink
+from simfl.sim.mac.access import GRID_EPS, MacBase
+from simfl.sim.mac.protocol import LOST_ON_LINK, Transmission, Uplink
 
 
 class TdmaAccess(MacBase):

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from simfl.core.records import Arrival, EventKind, Missing, MissingReason
-from simfl.sim.mac.access import SlotContention
+from simfl.sim.mac.protocol import SlotContention
 from simfl.sim.rounds.device import Devices
 from simfl.sim.energy.source import Work
 from simfl.sim.energy.infinite import InfiniteEnergy

@@ -22,7 +22,7 @@ from simfl.core.records import Arrival, EventKind, Missing, MissingReason
 from simfl.core.rng import RngTree
 from simfl.sim.links.channel import Bursts, Link, Links, Serve, Share, arq_transfer
 from simfl.sim.energy.source import EnergyMeter
-from simfl.sim.mac.access import MediumAccess
+from simfl.sim.mac.protocol import MediumAccess
 
 #: interrupt causes that are the device's own fault rather than the server's deadline
 DEVICE_FAULTS = (MissingReason.BATTERY, MissingReason.OFFLINE)
@@ -107,7 +107,7 @@ class Devices:
 
 class DeviceUplink:
     """``client``'s upload in ``round`` as its MAC sees it (an
-    :class:`~simfl.sim.mac.access.Uplink`): the devices' uplink with ARQ, each attempt
+    :class:`~simfl.sim.mac.protocol.Uplink`): the devices' uplink with ARQ, each attempt
     charged and its losses recorded, and the radio's idle wait for access."""
 
     __slots__ = ("devices", "client", "round")

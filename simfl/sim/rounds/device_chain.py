@@ -31,7 +31,7 @@ import simpy
 
 from simfl.core.records import Arrival, EventKind, Missing, MissingReason
 from simfl.sim.links.channel import Link
-from simfl.sim.mac.access import Refusal, Transmission
+from simfl.sim.mac.protocol import Refusal, Transmission
 from simfl.sim.rounds.device import DEVICE_FAULTS, DeviceUplink, Devices
 from simfl.sim.energy.infinite import InfiniteEnergy
 

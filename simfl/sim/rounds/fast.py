@@ -7,7 +7,7 @@ needs no process and no clock event per device. :class:`FastRound` runs its even
 the clock's queue, (time, order of scheduling), so they happen in the same order as the
 processes' (the same random draws, energy sums, records). The download and the start of
 the local work are metered for the whole cohort at once; the MAC's slot ends and grants
-are pushed onto the same heap (it is the MAC's :class:`~simfl.sim.mac.access.SlotDriver`;
+are pushed onto the same heap (it is the MAC's :class:`~simfl.sim.mac.protocol.SlotDriver`;
 a MAC without contention, ``slots`` None, grants access at once).
 Slot ends still due when the round closes stay on the heap for the next round, as they
 stay on the clock; before a round that runs on the clock they are handed to it.
@@ -25,7 +25,7 @@ import simpy
 
 from simfl.core.records import Arrival, EventKind, Missing, MissingReason
 from simfl.core.config.mac import OFF_CLOCK
-from simfl.sim.mac.access import OffClockAccess, SlotContention
+from simfl.sim.mac.protocol import OffClockAccess, SlotContention
 from simfl.sim.clock import call_at
 from simfl.sim.links.channel import Link
 from simfl.sim.rounds.cohort import run_cohort

@@ -29,7 +29,7 @@ import numpy as np
 
 from simfl.core.config.mac import kinds_that
 from simfl.core.records import MacSlots, Missing
-from simfl.sim.mac.access import MediumAccess
+from simfl.sim.mac.protocol import MediumAccess
 
 __all__ = ["Step", "Update", "merged_slots", "open_contention", "slots_since"]
 

@@ -28,9 +28,10 @@ from simfl.core.records import MacSlots
 from simfl.core.rng import RngTree
 from simfl.sim.clock import call_at
 from simfl.sim.links.channel import Bursts
-from simfl.sim.mac.access import (GAVE_UP, GRID_EPS, LOST_ON_LINK, MacBase, OnTransmit,
-                                   SlotDriver, Transmission, Uplink, first_slot, last_slot_by,
-                                   per_client, radio_at_end, slot_end_s)
+from simfl.sim.mac.access import (GRID_EPS, MacBase, first_slot, last_slot_by, per_client,
+                                  radio_at_end, slot_end_s)
+from simfl.sim.mac.protocol import (GAVE_UP, LOST_ON_LINK, OnTransmit, SlotDriver, Transmission,
+                                    Uplink)
 from simfl.sim.mac.aloha.cohort import CohortContention, contend
 from simfl.sim.mac.aloha.data_phase import DataChannels
 from simfl.sim.mac.aloha.queue import NEVER, NextSlots

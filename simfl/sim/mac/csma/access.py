@@ -40,7 +40,8 @@ from simfl.core.rng import RngTree
 from simfl.sim.energy.infinite import InfiniteEnergy
 from simfl.sim.energy.source import EnergyMeter
 from simfl.sim.links.channel import Link
-from simfl.sim.mac.access import GAVE_UP, MacBase, OnTransmit, Transmission, Uplink
+from simfl.sim.mac.access import MacBase
+from simfl.sim.mac.protocol import GAVE_UP, OnTransmit, Transmission, Uplink
 from simfl.sim.mac.csma.airtime import Airtime, Ongoing
 from simfl.sim.mac.csma.dcf import Busy, Dcf, Ended
 from simfl.sim.mac.csma.tally import DcfTally

@@ -12,18 +12,28 @@ engines   a round's device work runs on SimPy processes, as chained callbacks or
 
 from __future__ import annotations
 
+import csv
+import dataclasses
+import io
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 import simfl
-from simfl.core.config.mac import CALLBACKS, OFF_CLOCK, PROCESS, SlottedAlohaMac
+from simfl.core.config.mac import (CALLBACKS, OFF_CLOCK, PROCESS, Mac, MacCapabilities,
+                                   SlottedAlohaMac)
+from simfl.core.config.server_mode import AsyncMode
+from simfl.core.errors import ConfigError
 from simfl.experiment import run_scenario
+from simfl.sim.mac import kinds as mac_module
+from simfl.sim.mac.access import MacBase
+from simfl.sim.mac.protocol import LOST_ON_LINK
 from simfl.sim.rounds import loops
 from simfl.sim.rounds.loops import RoundLoops
 
-from .kinds import config_of, kinds
+from .kinds import config_of, kinds, registered_for_now
 from .test_network_contracts import CHANNEL_CASES, MAC_CASES
 
 TABLES = ("rounds.csv", "clients.csv", "events.csv", "mac.csv")
@@ -100,3 +110,35 @@ def test_the_engines_claimed_follow_the_declarations(monkeypatch):
     assert claimed == {PROCESS, CALLBACKS}
     _, claimed, _ = run_on(monkeypatch, scenario("ofdma", "ideal"), frozenset({PROCESS}))
     assert claimed == {PROCESS}
+
+
+def test_a_mac_defined_outside_simfl_is_validated_and_run_by_what_it_declares(monkeypatch):
+    """A MAC written beside simfl (config, capabilities, transmit and leave) is refused
+    by validation where it claims nothing, and runs on the engines it claims."""
+    with registered_for_now("macs", mac_module._ACCESS):
+        @dataclass(frozen=True)
+        class Polite(Mac):
+            """Each client waits 10 ms per id before its upload, over its own link."""
+            kind = "polite_for_test"
+            capabilities = MacCapabilities(engines=frozenset({PROCESS, CALLBACKS}))
+
+        class PoliteAccess(MacBase):
+            def transmit(self, client, uplink):
+                yield self.env.timeout(0.01 * client)
+                if not (yield from uplink.send()):
+                    return LOST_ON_LINK
+                return None
+
+            def leave(self, client):
+                return False
+
+        mac_module._ACCESS[Polite] = PoliteAccess
+        cfg = scenario("polite_for_test", "erasure")
+        with pytest.raises(ConfigError, match="ideal or slotted_aloha with server.mode"):
+            dataclasses.replace(cfg, server=dataclasses.replace(cfg.server, mode=AsyncMode()))
+        reference, claimed, _ = run_on(monkeypatch, cfg, frozenset({PROCESS}))
+        assert claimed == {PROCESS, CALLBACKS}
+        tables, _, ran = run_on(monkeypatch, cfg, frozenset({PROCESS, CALLBACKS}))
+        assert ran == {CALLBACKS} and tables == reference
+        rows = list(csv.DictReader(io.StringIO(tables["rounds.csv"].decode())))
+        assert len(rows) == 6 and sum(int(row["n_received"]) for row in rows) > 0

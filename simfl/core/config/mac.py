@@ -3,7 +3,10 @@
 The kinds: no contention (``ideal``), time division (``tdma``), slotted ALOHA with
 optional backoff (``slotted_aloha``), a relay that forwards some uploads (``relay``) and
 a band shared by the active uploads (``ofdma``); IEEE 802.11 DCF (``csma_ca``) is in
-:mod:`simfl.core.config.csma`.
+:mod:`simfl.core.config.csma`. Each kind declares what it supports
+(:class:`MacCapabilities`, its ``capabilities``), which validation and the choice of a
+round's engine read instead of its name, and its rules against the rest of the network
+(:meth:`Mac.check_in`).
 """
 
 from __future__ import annotations

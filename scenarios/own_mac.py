@@ -11,7 +11,8 @@ import math
 from dataclasses import dataclass
 
 import simfl
-from simfl.sim.mac.access import IdealAccess
+from simfl.sim.mac.access import MacBase
+from simfl.sim.mac.protocol import GAVE_UP, LOST_ON_LINK
 
 
 @dataclass(frozen=True)
@@ -33,9 +34,9 @@ class PersistentAloha(simfl.Mac):
 
 
 @simfl.register(PersistentAloha)
-class PersistentAlohaAccess(IdealAccess):
-    """Built as ``cls(cfg, env, rngs, n_clients, on_transmit)``; a device's request is an
-    event that succeeds with True once it wins a slot, False when it gives up."""
+class PersistentAlohaAccess(MacBase):
+    """Built as ``cls(cfg, env, rngs, n_clients, on_transmit)``; ``transmit`` is a device's
+    whole upload: contend until it wins a slot (or gives up), then send on its own link."""
 
     round = -1
     contenders: dict = {}  # client -> [its access event, its p, its collisions]
@@ -44,11 +45,17 @@ class PersistentAlohaAccess(IdealAccess):
         self.round, self.contenders = round, {}
         self.rng = self.rngs.stream(f"mac/persistent_aloha/round/{round}")
 
-    def request(self, client):
-        self.contenders[client] = [self.env.event(), self.cfg.p, 0]
+    def transmit(self, client, uplink):
+        won = self.env.event()
+        self.contenders[client] = [won, self.cfg.p, 0]
         if len(self.contenders) == 1:  # the medium was idle: the slots start again
             self.env.process(self.slots(self.round))
-        return self.contenders[client][0]
+        uplink.wait()  # awake while contending (the slots charge the transmissions)
+        if not (yield won):
+            return GAVE_UP
+        if not (yield from uplink.send()):
+            return LOST_ON_LINK
+        return None
 
     def leave(self, client):
         return self.contenders.pop(client, None) is not None

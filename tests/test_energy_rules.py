@@ -12,8 +12,7 @@ from simfl.core.config import Battery, Energy, SlottedAlohaMac, TdmaMac
 from simfl.sim.energy.battery import Batteries
 from simfl.sim.energy.infinite import InfiniteEnergy
 from simfl.sim.mac.kinds import build_mac
-from simfl.sim.rounds import clocked as clocked_round
-from simfl.sim.rounds import fast as fast_round
+from simfl.sim.rounds.loops import RoundLoops
 
 IDLE_W, TX_W = 0.5, 2.0
 ENERGY = Energy(idle_w=IDLE_W, compute_w=0.0, rx_w=0.0, tx_w=TX_W)
@@ -48,10 +47,10 @@ def run_form(monkeypatch, form, ready_s):
     sim = lone_contender(source, ready_s,
                          contention="vectorised" if form == "vectorised" else "per_event")
     with monkeypatch.context() as m:
-        if form in ("chained", "processes"):
-            m.setattr(fast_round.FastRound, "covers", lambda self, alone: False)
+        if form == "chained":
+            m.setattr(RoundLoops, "engines", frozenset({"process", "callbacks"}))
         if form == "processes":
-            m.setattr(clocked_round, "chain_supported", lambda devices: False)
+            m.setattr(RoundLoops, "engines", frozenset({"process"}))
         outcome = sim.run_round(0, everyone)
     return sim, outcome
 

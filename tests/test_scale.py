@@ -17,8 +17,9 @@ import pytest
 import simfl
 from simfl.core.config import apply_overrides, parse_override
 from simfl.experiment import run_scenario
-from simfl.sim.rounds import clocked as clocked_round
+from simfl.sim.rounds import engines as round_engines
 from simfl.sim.rounds import fast as fast_round
+from simfl.sim.rounds.loops import RoundLoops
 from simfl.sim import clock
 from simfl.sim.mac.access import per_client
 
@@ -55,9 +56,9 @@ def forms(monkeypatch: pytest.MonkeyPatch, scenario: simfl.Scenario) -> list[dic
     """The tables with the fast round, with chained devices, and with processes only."""
     runs = [tables(scenario)]
     with monkeypatch.context() as m:
-        m.setattr(fast_round.FastRound, "covers", lambda self, alone: False)
+        m.setattr(RoundLoops, "engines", frozenset({"process", "callbacks"}))
         runs.append(tables(scenario))
-        m.setattr(clocked_round, "chain_supported", lambda devices: False)
+        m.setattr(RoundLoops, "engines", frozenset({"process"}))
         runs.append(tables(scenario))
     return runs
 
@@ -108,17 +109,17 @@ def test_slot_ends_pass_between_the_loop_and_the_clock(monkeypatch):
                               "population.availability.off_rate_per_s=0.02",
                               "population.availability.on_rate_per_s=0.05", "run.rounds=30")
     ran = {"fast": 0}
-    cover = fast_round.FastRound.covers
+    choose = round_engines.choose_engine
 
-    def counted(self, alone):
-        covered = cover(self, alone)
-        ran["fast"] += covered
-        return covered
+    def counted(*args, **kwargs):
+        engine = choose(*args, **kwargs)
+        ran["fast"] += engine == "off_clock"
+        return engine
 
-    monkeypatch.setattr(fast_round.FastRound, "covers", counted)
+    monkeypatch.setattr("simfl.sim.rounds.loops.choose_engine", counted)
     mixed = tables(scenario)
     assert 0 < ran["fast"] < 30  # both forms ran
-    monkeypatch.setattr(fast_round.FastRound, "covers", lambda self, alone: False)
+    monkeypatch.setattr(RoundLoops, "engines", frozenset({"process", "callbacks"}))
     assert mixed == tables(scenario)
 
 

@@ -8,7 +8,6 @@ import numpy as np
 
 from simfl.core.config import Scenario
 from simfl.core.config.availability import Bernoulli
-from simfl.core.config.network import RelayMac, SlottedAlohaMac
 from simfl.core.config.server import FedAvgIS
 from simfl.core.errors import ConfigError
 from simfl.core.rng import RngTree
@@ -25,10 +24,8 @@ def check_per_client_lists(scenario: Scenario) -> None:
     if isinstance(algorithm, FedAvgIS):
         lists.append(("server.algorithm.p", algorithm.p))
     mac = scenario.network.mac
-    if isinstance(mac, SlottedAlohaMac):
-        lists.append(("network.mac.access_prob", mac.access_prob))
-    if isinstance(mac, RelayMac):
-        lists.append(("network.mac.probs", mac.probs))
+    lists.extend((f"network.mac.{name}", getattr(mac, name))
+                 for name in mac.capabilities.per_client)
     for field, value in lists:
         if isinstance(value, tuple) and len(value) != n:
             raise ConfigError(field, value, f"one number or a list of task.n_clients = {n} "

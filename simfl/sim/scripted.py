@@ -16,6 +16,7 @@ from simfl.core.registry import implements
 from simfl.core.rng import RngTree
 from simfl.sim.links import channel
 from simfl.sim.mac import kinds as mac
+from simfl.sim.mac.protocol import GAVE_UP, Transmission, Uplink
 
 
 class ScriptedErasureLink(channel.Link):
@@ -49,6 +50,15 @@ class ScriptedAccess(mac.IdealAccess):
     def open_round(self, round: int, started: np.ndarray) -> None:
         self._t_open_s = self.env.now
         self._waiting.clear()
+
+    def transmit(self, client: int, uplink: Uplink) -> Transmission:
+        """Wait for the scripted grant (awake), then upload as the ideal MAC does."""
+        access = self.request(client)
+        if access is not None:
+            uplink.wait()
+            if not (yield access):
+                return GAVE_UP
+        return (yield from super().transmit(client, uplink))
 
     def request(self, client: int) -> simpy.Event | None:
         if client in self.cfg.refused:

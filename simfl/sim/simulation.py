@@ -24,12 +24,13 @@ import numpy as np
 import simpy
 
 from simfl.core.config.energy import Energy
+from simfl.core.config.mac import kinds_that
 from simfl.core.config.network import IdealMac, Mac
 from simfl.core.protocols import PopulationView
 from simfl.core.records import (Arrival, Event, EventKind, Missing, MissingReason,
                                 RoundOutcome)
 from simfl.core.rng import RngTree
-from simfl.sim.mac.access import IdealAccess
+from simfl.sim.mac.protocol import MediumAccess
 from simfl.sim.links.channel import Link, Links
 from simfl.sim.clock import LateEvents
 from simfl.sim.rounds.device import ComputeTimes, Devices
@@ -90,13 +91,13 @@ class Simulation:
                  samples_per_s: np.ndarray, online: Online, links: Links | dict[str, Link],
                  model_bytes: int, arq_max_attempts: int, clients_per_round: int,
                  overcommit: float, deadline_s: float, keep_events: bool = True,
-                 battery: EnergyMeter | None = None, mac: Mac | IdealAccess = IdealMac(),
+                 battery: EnergyMeter | None = None, mac: Mac | MediumAccess = IdealMac(),
                  keep_late: bool = False, env: simpy.Environment | None = None,
                  radio_map: RadioMap | None = None, mobility: Mover = STILL,
                  broadcast: Broadcast | None = None, upload_bits: int | None = None) -> None:
-        mac_cfg = mac.cfg if isinstance(mac, IdealAccess) else mac
-        if keep_late and not isinstance(mac_cfg, IdealMac):
-            raise ValueError("keep_late needs the ideal MAC (contention is resolved per round)")
+        if keep_late and not mac.capabilities.late_updates:
+            raise ValueError(f"keep_late needs the {kinds_that('late_updates')} MAC (one that "
+                             "takes late uploads: contention is resolved per round)")
         self.env = env = env if env is not None else simpy.Environment()
         self.keep_late, self.radio_map, self.mobility = keep_late, radio_map, mobility
         self.rngs, self.n_samples, self.work_samples = rngs, n_samples, work_samples
@@ -108,7 +109,7 @@ class Simulation:
         self.event_log = EventLog(keep_events)
         self.energy = battery if battery is not None else InfiniteEnergy(len(n_samples), Energy())
         self.energy.bind(env, self.late.timeout, self.event_log.record)
-        if not isinstance(mac, IdealAccess):
+        if isinstance(mac, Mac):
             mac = build_mac(mac, env, rngs, len(n_samples), self.energy.charge_transmissions)
         elif mac.env is not env:
             raise ValueError("a built MAC must run on the simulation's clock (pass env)")
@@ -126,12 +127,12 @@ class Simulation:
         self._everyone: np.ndarray | None = None  # every id, while everyone is available
 
     @property
-    def mac(self) -> IdealAccess:
+    def mac(self) -> MediumAccess:
         """The uplink MAC the devices use."""
         return self.devices.mac
 
     @mac.setter
-    def mac(self, mac: IdealAccess) -> None:
+    def mac(self, mac: MediumAccess) -> None:
         """Replace the MAC (before the first round; it must run on :attr:`env`)."""
         mac.bind_upload(self.energy, self.links.uplink, self.devices.upload_bytes)
         self.devices.mac = mac

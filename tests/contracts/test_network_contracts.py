@@ -6,12 +6,14 @@ channels  ``build_link(cfg, rngs)`` gives a :class:`simfl.sim.links.channel.Link
           needs no generator when ``draws`` is False.
 rates     an ideal link at the rate takes a positive airtime proportional to the bytes
           sent (no fading: the rate alone sets it), the same every time.
-macs      ``build_mac(cfg, env, rngs, n)`` answers a round: ``request`` is None (access
-          now) or an event that succeeds with True or False, not before the round opened;
-          the wall time of an attempt is at least its airtime, the radio's share of it
-          between 0 and the wall time; ``serve`` is None or an event that fires no
-          sooner than the attempt's airtime after it was asked; ``forwards`` and ``leave`` are bools;
-          ``close_round`` a dict; the same seed gives the same round.
+macs      ``build_mac(cfg, env, rngs, n)`` answers a round: ``transmit`` is a SimPy
+          generator that waits on events and returns None (delivered) or a refusal
+          (a MissingReason and a detail), not before the round opened; if it sends over
+          the device's link, an attempt's wall time under its sharing rule is at least
+          its airtime and the radio's bursts lie in order inside it; a shared band's
+          event fires no sooner than the attempt's airtime after it was asked;
+          ``leave`` is a bool; ``close_round`` None or slot records; the capabilities
+          claim the process engine; the same seed gives the same round.
 """
 
 from dataclasses import dataclass
@@ -23,11 +25,12 @@ import simpy
 import simfl
 from simfl.core.config.network import Channel, IdealChannel, Mac
 from simfl.core.config.scripted import ScriptedErasureChannel, ScriptedMac
-from simfl.core.records import MacSlots
+from simfl.core.records import MacSlots, MissingReason
 from simfl.core.rng import RngTree
 from simfl.core.config.rate import FixedRate
 from simfl.sim.links.channel import Delivery, Link, build_link
 from simfl.sim.mac.access import IdealAccess
+from simfl.sim.mac.protocol import MediumAccess
 from simfl.sim.mac.kinds import build_mac
 
 from .kinds import config_of, kinds, registered_for_now
@@ -80,43 +83,59 @@ def test_rate_contract(name):
     assert build_link(cfg, RngTree(0)).transmit(0.0, N_BYTES, None).airtime_s == one
 
 
-def mac_round(cfg: Mac, seed: int = 2, t_open_s: float = 1.0, airtime_s: float = 0.05):
-    env = simpy.Environment()
-    access = build_mac(cfg, env, RngTree(seed), N_CLIENTS)
-    assert isinstance(access, IdealAccess)
-    seen = []
+class ContractUplink:
+    """A device's uplink for the contract: every attempt gets through after its airtime
+    (or when the MAC's band serves it); checks what the MAC's sharing rule answers."""
 
-    def device(client):
-        asked = access.request(client)
-        granted = True
-        if asked is not None:
-            assert isinstance(asked, simpy.Event)
-            granted = yield asked
-            assert isinstance(granted, (bool, np.bool_)), f"access event value {granted!r}"
-        assert env.now >= t_open_s
-        t_granted_s = env.now
-        if not granted:
-            seen.append((client, env.now, False, None, None, None))
-            return
-        wall_s = access.wall_time_s(client, env.now, airtime_s)
-        radio_s = access.radio_s(client, airtime_s, wall_s)
-        assert wall_s >= airtime_s * (1 - 1e-12)
-        assert 0 <= radio_s <= wall_s * (1 + 1e-12)
-        bursts = access.bursts(client, env.now, airtime_s, wall_s)  # radio on: in order
-        ends = [t for burst in bursts for t in burst]
-        assert ends == sorted(ends) and 0 <= ends[0] and ends[-1] == pytest.approx(wall_s)
-        assert sum(end - start for start, end in bursts) == pytest.approx(radio_s)
-        served = access.serve(client, 8.0 * N_BYTES, airtime_s)
+    def __init__(self, env, client, airtime_s):
+        self.env, self.client, self.airtime_s = env, client, airtime_s
+        self.sent = self.waited = 0
+        self.wall_s = self.radio_s = None
+
+    def send(self, share=None, serve=None):
+        env, client, airtime_s = self.env, self.client, self.airtime_s
+        self.sent += 1
+        t_s = env.now
+        wall_s, radio_s = airtime_s, airtime_s
+        if share is not None:
+            wall_s, bursts = share(client, t_s, airtime_s)
+            assert wall_s >= airtime_s * (1 - 1e-12)
+            ends = [t for burst in bursts for t in burst]  # radio on: in order, inside
+            assert ends == sorted(ends) and 0 <= ends[0] and ends[-1] == pytest.approx(wall_s)
+            radio_s = sum(end - start for start, end in bursts)
+            assert 0 <= radio_s <= wall_s * (1 + 1e-12)
+        served = None if serve is None else serve(client, 8.0 * N_BYTES, airtime_s)
         if served is None:
             yield env.timeout(wall_s)
         else:  # a shared band: the attempt ends when its bits are served
             assert isinstance(served, simpy.Event)
             yield served
-            wall_s = env.now - t_granted_s
+            wall_s = env.now - t_s
             assert wall_s >= airtime_s * (1 - 1e-12)
-        forwards = access.forwards(client)
-        assert isinstance(forwards, (bool, np.bool_))
-        seen.append((client, t_granted_s, True, wall_s, radio_s, bool(forwards)))
+        self.wall_s, self.radio_s = wall_s, radio_s
+        return True
+
+    def wait(self):
+        self.waited += 1
+
+
+def mac_round(cfg: Mac, seed: int = 2, t_open_s: float = 1.0, airtime_s: float = 0.05):
+    env = simpy.Environment()
+    access: MediumAccess = build_mac(cfg, env, RngTree(seed), N_CLIENTS)
+    assert "process" in access.capabilities.engines, "every MAC runs on processes"
+    seen = []
+
+    def device(client):
+        uplink = ContractUplink(env, client, airtime_s)
+        steps = access.transmit(client, uplink)
+        refusal = yield from steps
+        assert refusal is None or (isinstance(refusal, tuple) and len(refusal) == 2
+                                   and isinstance(refusal[0], MissingReason)
+                                   and isinstance(refusal[1], str)), \
+            f"transmit result {refusal!r}"
+        assert env.now >= t_open_s
+        seen.append((client, env.now, refusal is None, uplink.sent, uplink.waited,
+                     uplink.wall_s, uplink.radio_s))
 
     def server():
         yield env.timeout(t_open_s)
@@ -146,9 +165,9 @@ def test_mac_contract(name):
 
 def test_the_scripted_mac_grants_refuses_and_withholds_as_listed():
     seen, waiting = mac_round(MAC_CASES["scripted"]())
-    grants = {c: (t, ok) for c, t, ok, *_ in seen}
-    assert grants[0] == (1.0, True) and grants[3] == (1.0, True)  # grant_s[0] = 0
-    assert grants[1] == (1.5, True) and grants[4] == (1.0, False)  # 0.5 s late; refused
+    done = {c: (t, ok) for c, t, ok, *_ in seen}
+    assert done[0] == (1.05, True) and done[3] == (1.05, True)  # grant_s[0] = 0, then 0.05 s
+    assert done[1] == (1.55, True) and done[4] == (1.0, False)  # 0.5 s late; refused
     assert waiting == [2, 5]  # grant_s = inf
 
 
@@ -179,21 +198,20 @@ def test_a_channel_whose_losses_ignore_the_seed_fails_the_contract():
             channel_contract(config_of("channels", "flaky_for_test", {}))
 
 
-def test_a_mac_whose_access_event_answers_a_number_fails_the_contract():
+def test_a_mac_whose_transmission_answers_a_number_fails_the_contract():
     with registered_for_now("macs"):
         @dataclass(frozen=True)
         class Early(Mac):
-            """Answers with a number instead of a bool."""
+            """Answers with a number instead of None or a refusal."""
             kind = "early_for_test"
 
         class EarlyAccess(IdealAccess):
-            def request(self, client):
-                answer = self.env.event()
-                answer.succeed(1)
-                return answer
+            def transmit(self, client, uplink):
+                yield self.env.timeout(0.0)
+                return 1
 
         simfl.register(Early, EarlyAccess)
-        with pytest.raises(AssertionError, match="access event value"):
+        with pytest.raises(AssertionError, match="transmit result"):
             mac_contract(config_of("macs", "early_for_test", {}))
         assert "early_for_test" in kinds("macs")
     assert "early_for_test" not in kinds("macs")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from simfl.core.config.aggregator import Aggregator
 from simfl.core.config.checks import finite, non_negative, positive, require, step_size
+from simfl.core.config.mac import kinds_that
 
 if TYPE_CHECKING:
     from simfl.core.config.scenario import Scenario
@@ -61,9 +62,10 @@ def check_aircomp(scenario: Scenario) -> None:
     server = scenario.server
     if not isinstance(server.algorithm, AirComp):
         return
-    mac = scenario.network.mac.kind
-    require(mac == "ideal", "network.mac.kind", mac, "ideal with server.algorithm.kind = "
-            "'aircomp' (the analog slot is the uplink's medium access)")
+    mac = scenario.network.mac
+    require(mac.capabilities.aircomp, "network.mac.kind", mac.kind,
+            f"{kinds_that('aircomp')} with server.algorithm.kind = 'aircomp' (the analog "
+            "slot is the uplink's medium access)")
     require(server.overcommit == 1.0, "server.overcommit", server.overcommit,
             "1 with server.algorithm.kind = 'aircomp' (all invitees share one slot)")
     compression = server.compression.kind

@@ -15,9 +15,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from simfl.core.config.checks import at_most, non_negative, positive, require
-from simfl.core.config.mac import MAX_SLOT_S, MAX_WINDOW, MIN_SLOT_S, Mac
+from simfl.core.config.mac import MAX_SLOT_S, MAX_WINDOW, MIN_SLOT_S, Mac, MacCapabilities
+from simfl.core.config.rate import FixedRate
+
+if TYPE_CHECKING:
+    from simfl.core.config.network import Network
 
 #: largest MPDU payload (bytes): the 802.11ac MPDU limit
 MAX_MPDU_BYTES = 11454
@@ -62,6 +67,7 @@ class CsmaCaMac(Mac):
     kind = "csma_ca"
     paper = ("Bianchi, Performance analysis of the IEEE 802.11 distributed coordination "
              "function, IEEE JSAC 18(3), 2000")
+    capabilities = MacCapabilities(needs_positions=("carrier_sense_range_m",))
     slot_s: float = 50e-6
     sifs_s: float = 28e-6
     difs_s: float = 128e-6
@@ -78,6 +84,16 @@ class CsmaCaMac(Mac):
     rts_bits: int = 160
     cts_bits: int = 112
     carrier_sense_range_m: float | None = None
+
+    def check_in(self, network: Network) -> None:
+        """Without ``phy_rate_bps`` the frames go at the uplink's rate: it must be fixed
+        and finite (and no radio may set it instead)."""
+        if self.phy_rate_bps is None:
+            rate = network.uplink.rate
+            require(isinstance(rate, FixedRate) and math.isfinite(rate.rate_bps)
+                    and network.radio is None, "mac.phy_rate_bps", None,
+                    "a bit rate when the uplink has no finite fixed rate (csma_ca sends its "
+                    "frames at phy_rate_bps, or at the uplink's fixed rate when null)")
 
     def validate(self) -> None:
         require(MIN_SLOT_S <= self.slot_s <= MAX_SLOT_S, "slot_s", self.slot_s,

@@ -3,23 +3,85 @@
 The kinds: no contention (``ideal``), time division (``tdma``), slotted ALOHA with
 optional backoff (``slotted_aloha``), a relay that forwards some uploads (``relay``) and
 a band shared by the active uploads (``ofdma``); IEEE 802.11 DCF (``csma_ca``) is in
-:mod:`simfl.core.config.csma`.
+:mod:`simfl.core.config.csma`. Each kind declares what it supports
+(:class:`MacCapabilities`, its ``capabilities``), which validation and the choice of a
+round's engine read instead of its name, and its rules against the rest of the network
+(:meth:`Mac.check_in`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from simfl.core.config.checks import finite, positive, probability, require
 from simfl.core.config.node import Choice, Node
 from simfl.core.config.papers import RANDOM_ACCESS
 from simfl.core.config.scheduler import scheduler_named
 
+if TYPE_CHECKING:
+    from simfl.core.config.network import Network
+
+
+#: the device-round engines: SimPy processes (every kind runs there), chained event
+#: callbacks, and one loop off the clock (:mod:`simfl.sim.rounds.engines`)
+PROCESS, CALLBACKS, OFF_CLOCK = "process", "callbacks", "off_clock"
+ENGINES = (PROCESS, CALLBACKS, OFF_CLOCK)
+
+
+@dataclass(frozen=True)
+class MacCapabilities:
+    """What a MAC kind supports, declared on its config class.
+
+    Config validation reads it (which server modes and aggregators a kind works with,
+    which of its fields are per-client lists or need positions), and the simulation
+    reads ``engines`` to choose how a round's device work runs. The defaults claim the
+    least: a kind that declares nothing runs synchronous rounds on SimPy processes.
+
+    Attributes
+    ----------
+    engines:
+        The device-round engines whose results for this kind equal the processes' to
+        the last bit (``process`` always; ``callbacks``, ``off_clock``).
+    async_modes:
+        Contention can stay open for a whole run (``server.mode`` async or buffered).
+    late_updates:
+        An upload may outlive its round (``keep_late``, ``late_policy = "store"``).
+    aircomp:
+        The kind may stand aside for ``aircomp``'s analog slot (no medium of its own).
+    capture:
+        With ``network.sinr_threshold_db`` the strongest of a busy slot may capture it.
+    per_client:
+        Fields that hold one number or one per client (``task.n_clients`` of them).
+    needs_positions:
+        Fields that must stay null unless ``population.placement`` is set.
+    """
+
+    engines: frozenset[str] = frozenset({PROCESS})
+    async_modes: bool = False
+    late_updates: bool = False
+    aircomp: bool = False
+    capture: bool = False
+    per_client: tuple[str, ...] = ()
+    needs_positions: tuple[str, ...] = ()
+
 
 @dataclass(frozen=True)
 class Mac(Choice, point="macs"):
     """Medium access between the clients and the server."""
+
+    capabilities: ClassVar[MacCapabilities] = MacCapabilities()
+
+    def check_in(self, network: Network) -> None:
+        """The rules between this MAC and the rest of ``network`` (errors name fields
+        relative to it, ``mac.<field>``); none unless a kind has some."""
+
+
+def kinds_that(claim: str) -> str:
+    """The registered MAC kinds whose capabilities claim ``claim`` ("ideal or tdma")."""
+    names = [entry.name for entry in Mac._registry
+             if getattr(entry.obj.capabilities, claim)]
+    return " or ".join(names) if names else "none"
 
 
 @dataclass(frozen=True)
@@ -27,6 +89,8 @@ class IdealMac(Mac):
     """No contention: every client has its own link."""
 
     kind = "ideal"
+    capabilities = MacCapabilities(engines=frozenset(ENGINES), async_modes=True,
+                                   late_updates=True, aircomp=True)
 
 
 def _per_client(node: Node, name: str) -> None:
@@ -71,6 +135,7 @@ class TdmaMac(Mac):
     """
 
     kind = "tdma"
+    capabilities = MacCapabilities(engines=frozenset({PROCESS, CALLBACKS}))
     mode: Literal["slots", "shared"] = "slots"
     slot_s: float = 0.1
 
@@ -125,6 +190,8 @@ class SlottedAlohaMac(Mac):
     kind = "slotted_aloha"
     paper = ("Roberts, ALOHA packet system with and without slots and capture, ACM SIGCOMM "
              "CCR 5(2), 1975")
+    capabilities = MacCapabilities(engines=frozenset(ENGINES), async_modes=True, capture=True,
+                                   per_client=("access_prob",))
     access_prob: float | tuple[float, ...] = 0.1
     slot_s: float = 0.01
     channels: int = 1
@@ -168,6 +235,7 @@ class RelayMac(Mac):
 
     kind = "relay"
     paper = f"{RANDOM_ACCESS} (Random Access Model)"
+    capabilities = MacCapabilities(engines=frozenset({PROCESS, CALLBACKS}), per_client=("probs",))
     policy: Literal["bernoulli", "capacity", "aloha"] = "bernoulli"
     probs: float | tuple[float, ...] = 0.5
     capacity: int = 1
@@ -205,6 +273,7 @@ class OfdmaMac(Mac):
     paper = ("Tse, Viswanath, Fundamentals of Wireless Communication, 2005, ch. 5-6; "
              "Shi et al., Joint device scheduling and resource allocation for "
              "latency constrained wireless federated learning, IEEE TWC 20(1), 2021")
+    capabilities = MacCapabilities()  # the band follows the clock: processes only
     scheduler: str = "equal"  # a kind of :mod:`simfl.core.config.scheduler`
     resource_blocks: int | None = None
     pf_time_constant_s: float = 1.0

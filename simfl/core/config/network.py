@@ -60,12 +60,7 @@ class Network(Node):
     downlink_mode: Literal["unicast", "broadcast"] = "unicast"
 
     def validate(self) -> None:
-        if isinstance(self.mac, CsmaCaMac) and self.mac.phy_rate_bps is None:
-            rate = self.uplink.rate
-            require(isinstance(rate, FixedRate) and math.isfinite(rate.rate_bps)
-                    and self.radio is None, "mac.phy_rate_bps", None,
-                    "a bit rate when the uplink has no finite fixed rate (csma_ca sends its "
-                    "frames at phy_rate_bps, or at the uplink's fixed rate when null)")
+        self.mac.check_in(self)
         require(self.arq_max_attempts >= 1, "arq_max_attempts", self.arq_max_attempts,
                 "an integer >= 1")
         positive(self, "model_bytes")

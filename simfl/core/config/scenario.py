@@ -13,6 +13,7 @@ from typing import Any
 
 from simfl.core.config.aircomp import check_aircomp
 from simfl.core.config.hierarchy import check_hierarchy
+from simfl.core.config.mac import kinds_that
 from simfl.core.config.network import Network
 from simfl.core.config.node import Choice, Node, at_most, field_types, non_negative, require
 from simfl.core.config.population import Population
@@ -73,18 +74,21 @@ class Scenario(Node):
                 "task.optimizer.kind", optimizer.kind, "plain sgd (no momentum, constant step) "
                 "with SCAFFOLD (its control update (w_t - y) / (K lr) assumes plain SGD steps)")
         if self.server.algorithm.wants_late:  # FedAR late_policy = "store"
-            require(self.network.mac.kind == "ideal", "network.mac.kind", self.network.mac.kind,
-                    "ideal with server.algorithm.late_policy = 'store' (a shared MAC "
-                    "schedules uplinks round by round; a late upload belongs to no round)")
+            mac = self.network.mac
+            require(mac.capabilities.late_updates, "network.mac.kind", mac.kind,
+                    f"{kinds_that('late_updates')} with server.algorithm.late_policy = "
+                    "'store' (a shared MAC schedules uplinks round by round; a late upload "
+                    "belongs to no round)")
             require(self.population.sessions is None, "population.sessions",
                     "a sessions table", "none with server.algorithm.late_policy = 'store' (a "
                     "session restarts the model; a late update from the last one has no place)")
         has_radio, placed = self.network.radio is not None, self.population.placement is not None
         require(has_radio or not placed, "network.radio", None, "a radio table when "
                 "population.placement is set (positions feed the shared radio)")
-        sense_m = getattr(self.network.mac, "carrier_sense_range_m", None)
-        require(placed or sense_m is None, "network.mac.carrier_sense_range_m", sense_m,
-                "null unless population.placement is set (the range needs positions)")
+        for name in self.network.mac.capabilities.needs_positions:
+            value = getattr(self.network.mac, name)
+            require(placed or value is None, f"network.mac.{name}", value,
+                    "null unless population.placement is set (it needs the clients' positions)")
         require(placed or not has_radio, "population.placement", None, "a placement ("
                 "disc, ppp, grid or file) when network.radio is set (the radio needs positions)")
         require(has_radio or self.population.mobility.kind == "static",
@@ -95,9 +99,10 @@ class Scenario(Node):
         check_aircomp(self)
         mode = self.server.mode.kind
         if mode != "sync":  # async, buffered: no rounds
-            require(self.network.mac.kind in ("ideal", "slotted_aloha"), "network.mac.kind",
-                    self.network.mac.kind, f"ideal or slotted_aloha with server.mode = {mode!r} "
-                    "(tdma, relay and csma_ca schedule their uplinks round by round)")
+            mac = self.network.mac
+            require(mac.capabilities.async_modes, "network.mac.kind", mac.kind,
+                    f"{kinds_that('async_modes')} with server.mode = {mode!r} (the others "
+                    "schedule their uplinks round by round)")
             require(self.population.sessions is None, "population.sessions",
                     "a sessions table", f"none with server.mode = {mode!r} (a session "
                     "restarts the model in rounds)")

@@ -15,7 +15,7 @@ Gilbert-Elliott chain, its distance) is kept here keyed by the ``client`` argume
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Generator, NamedTuple
+from typing import Any, Callable, ClassVar, Generator, NamedTuple
 
 import numpy as np
 import simpy
@@ -23,8 +23,12 @@ import simpy
 from simfl.core.config.network import (Channel, ContinuousGilbertElliottChannel, ErasureChannel,
                                        FixedRate, GilbertElliottChannel,
                                        IdealChannel, RayleighChannel, ShannonRate)
+from simfl.core.config.mac import CALLBACKS, OFF_CLOCK, PROCESS
 from simfl.core.registry import implementation_of, implements
 from simfl.core.rng import RngTree
+
+#: what a link class claims when it declares no engines of its own
+PROCESS_ONLY = frozenset({PROCESS})
 
 
 class Delivery(NamedTuple):
@@ -46,6 +50,9 @@ class Link:
     """
 
     draws = False
+    #: the device-round engines (:mod:`simfl.sim.rounds.engines`) on which rounds over
+    #: this class of link give the processes' results; read from each class itself
+    engines: ClassVar[frozenset[str]] = frozenset({PROCESS, CALLBACKS, OFF_CLOCK})
 
     def __init__(self, cfg: Channel, rngs: RngTree | None = None) -> None:
         if cfg.distance is not None and rngs is None:
@@ -53,6 +60,13 @@ class Link:
         self.cfg = cfg
         self.rngs = rngs
         self._shift_db: dict[int, float] = {}
+
+    def round_engines(self) -> frozenset[str]:
+        """The engines this link runs rounds on: those its own class declares (a subclass
+        that declares none claims the processes only); off the clock only when every
+        client's attempt takes one airtime (no distance model)."""
+        declared: frozenset[str] = type(self).__dict__.get("engines", PROCESS_ONLY)
+        return declared - {OFF_CLOCK} if self.cfg.distance is not None else declared
 
     def transmit(self, t_s: float, n_bytes: int, rng: np.random.Generator | None, *,
                  client: int = -1) -> Delivery:
@@ -105,6 +119,7 @@ class ErasureLink(Link):
 
     cfg: ErasureChannel
     draws = True
+    engines = frozenset({PROCESS, CALLBACKS})
 
     def _lost(self, t_s: float, airtime_s: float, snr: float | None, client: int,
               rng: np.random.Generator | None) -> bool:
@@ -126,6 +141,7 @@ class RayleighLink(Link):
 
     cfg: RayleighChannel
     draws = True
+    engines = frozenset({PROCESS, CALLBACKS})
 
     def _rate_snr(self, snr: float) -> float:
         threshold_db = self.cfg.threshold_db

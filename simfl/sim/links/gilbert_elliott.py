@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from simfl.core.config.mac import CALLBACKS, PROCESS
 from simfl.core.config.network import ContinuousGilbertElliottChannel, GilbertElliottChannel
 from simfl.core.rng import RngTree
 from simfl.sim.links.channel import Link
@@ -17,6 +18,7 @@ class GilbertElliottLink(Link):
 
     cfg: GilbertElliottChannel
     draws = True
+    engines = frozenset({PROCESS, CALLBACKS})
 
     def __init__(self, cfg: GilbertElliottChannel, rngs: RngTree | None = None) -> None:
         super().__init__(cfg, rngs)
@@ -52,6 +54,7 @@ class ContinuousGilbertElliottLink(Link):
 
     cfg: ContinuousGilbertElliottChannel
     draws = True
+    engines = frozenset({PROCESS, CALLBACKS})
 
     def __init__(self, cfg: ContinuousGilbertElliottChannel, rngs: RngTree | None = None) -> None:
         super().__init__(cfg, rngs)

@@ -1,29 +1,30 @@
-"""Medium access on the uplink: what a device asks its MAC, and the ideal answer.
+"""The ideal MAC, and what the built-in MACs share: the slot grid, per-client values,
+their state and round hooks (:class:`MacBase`).
 
-A device asks its MAC three things about an upload (see :mod:`simfl.sim.rounds.device`):
-``request(client)`` (an event that succeeds with True once access is granted, False
-after the retry limit, or None when access is immediate), ``wall_time_s`` (how long an
-attempt of a given airtime occupies the device under the MAC's sharing rule) and
-``forwards(client)`` (whether the relay passes the arrived upload on). ``leave`` takes a
-device that is interrupted out of contention. ``open_round`` and ``close_round`` bracket
-a round. Every kind states its model in its config's docstring
-(:mod:`simfl.core.config.network`); :class:`IdealAccess` is the base of every kind.
+:class:`MacBase` holds a MAC's config, clock and streams and the round hooks of a MAC
+that keeps no state across a round; it has no ``transmit`` or ``leave`` of its own (see
+:mod:`simfl.sim.mac.protocol`). :class:`IdealAccess` is one MAC among the others: no
+contention and no relay.
 """
 
 from __future__ import annotations
 
+import abc
 import math
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 import simpy
 
+from simfl.core.config.mac import MacCapabilities
 from simfl.core.config.network import Mac
 from simfl.core.errors import ConfigError
 from simfl.core.air_slot import AirSlot
-from simfl.core.records import MacSlots, MissingReason
+from simfl.core.records import MacSlots
 from simfl.core.rng import RngTree
 from simfl.sim.links.channel import Bursts
+from simfl.sim.mac.protocol import (LOST_ON_LINK, Log, OnTransmit, SlotContention, Transmission,
+                                     Uplink)
 from simfl.sim.radio.capture import Air
 
 if TYPE_CHECKING:
@@ -74,17 +75,18 @@ def per_client(value: float | tuple[float, ...], n_clients: int, field: str) -> 
     return np.broadcast_to(float(value), (n_clients,))  # one value, read-only, no copies
 
 
-#: ``on_transmit(clients, airtime_s)``: contention transmissions of ``airtime_s`` by
-#: ``clients`` (sorted ids) just ended (an energy meter charges them)
-OnTransmit = Callable[[list[int], float], None]
-
-#: ``log(t_s, kind, round, client, detail)``: keep an event record
-Log = Callable[[float, str, int, int, str], None]
+def radio_at_end(wall_s: float, radio_s: float) -> Bursts:
+    """The radio transmits for the last ``radio_s`` of an attempt of ``wall_s`` (after any
+    wait for a channel), as offsets from the attempt's start."""
+    return ((wall_s - radio_s, wall_s),)
 
 
-class IdealAccess:
-    """No contention and no relay: access is immediate and airtime is wall time.
+class MacBase(abc.ABC):
+    """What the built-in MACs keep alike: their config, clock, streams and wiring, and
+    the round hooks of a MAC that keeps no state across a round. Not a MAC: each one
+    says how an upload goes (``transmit``) and what leaving means (``leave``).
 
+    ``capabilities`` are the config's (a MAC may narrow them for its settings);
     ``on_transmit`` is told about every contention transmission (MACs that contend).
     """
 
@@ -96,6 +98,7 @@ class IdealAccess:
                  on_transmit: OnTransmit | None = None) -> None:
         self.cfg, self.env, self.rngs, self.n_clients = cfg, env, rngs, n_clients
         self.on_transmit = on_transmit
+        self.capabilities: MacCapabilities = cfg.capabilities
 
     def bind(self, deadline_s: float, log: Log) -> None:
         """Tell the MAC the rounds' deadline and where event records go."""
@@ -104,63 +107,45 @@ class IdealAccess:
     def attach(self, air: Air) -> None:
         """Read the shared radio (positions, gains, SINR threshold); nothing here."""
 
-    #: whether an access granted by :meth:`request` is the upload itself (the MAC sent
-    #: the update's frames: the device has nothing more to send)
-    carries_upload = False
-
     def bind_upload(self, energy: EnergyMeter, uplink: Link, update_bytes: int) -> None:
-        """Bind what a MAC that carries the upload needs: the devices' energy meter, the
-        uplink and the size of an update (the other kinds need none of them)."""
+        """Bind what a MAC that carries the upload itself needs: the devices' energy
+        meter, the uplink and the size of an update (nothing here)."""
 
     def open_round(self, round: int, started: np.ndarray) -> None:
         """The round opens now; ``started`` (sorted ids) are the clients that take part."""
 
     def close_round(self) -> tuple[MacSlots, ...] | None:
-        """The round has closed; returns its contention statistics (one record per number
-        of contenders), or None when the MAC does not resolve contention."""
+        """The round has closed; None: no contention to report."""
         return None
-
-    def request(self, client: int) -> simpy.Event | None:
-        return None
-
-    def refusal(self, client: int) -> tuple[MissingReason, str]:
-        """Why a request of ``client`` failed (its record's reason and detail)."""
-        return MissingReason.COLLIDED, "mac retry limit"
 
     def air_slot(self) -> AirSlot | None:
-        """The analog slot of the round that just closed (``aircomp``), else None."""
+        """No analog slot."""
+        return None
+
+    @abc.abstractmethod
+    def transmit(self, client: int, uplink: Uplink) -> Transmission:
+        """``client``'s whole upload (see :meth:`~simfl.sim.mac.protocol.MediumAccess.transmit`)."""
+
+    @abc.abstractmethod
+    def leave(self, client: int) -> bool:
+        """Take an interrupted ``client`` out; True if it was still contending."""
+
+
+class IdealAccess(MacBase):
+    """No contention and no relay: each upload goes over the device's own link at once,
+    its airtime the wall time."""
+
+    #: no contention for the loop off the clock to drive
+    slots: SlotContention | None = None
+
+    def transmit(self, client: int, uplink: Uplink) -> Transmission:
+        if not (yield from uplink.send(self.share)):
+            return LOST_ON_LINK
         return None
 
     def leave(self, client: int) -> bool:
-        """Take an interrupted ``client`` out of contention; True if it was contending."""
-        return False
-
-    def wall_time_s(self, client: int, t_s: float, airtime_s: float) -> float:
-        return airtime_s
-
-    def radio_s(self, client: int, airtime_s: float, wall_s: float) -> float:
-        """Seconds of an attempt's ``wall_s`` in which the device's radio transmits; it
-        waits (at idle power) for the rest. Without sharing: the whole airtime."""
-        return airtime_s
-
-    def bursts(self, client: int, t_s: float, airtime_s: float, wall_s: float) -> Bursts:
-        """When the radio transmits during an attempt of ``airtime_s`` that starts at
-        ``t_s`` and lasts ``wall_s`` (offsets from ``t_s``; :meth:`radio_s` seconds in
-        all): here at the end, after any wait (for a data channel)."""
-        return ((wall_s - self.radio_s(client, airtime_s, wall_s), wall_s),)
-
-    def serve(self, client: int, n_bits: float, airtime_s: float) -> simpy.Event | None:
-        """An event that fires when an upload attempt of ``n_bits`` (``airtime_s`` on its
-        own link) has been served, for a MAC whose attempts end when the shared medium
-        says so; None (every MAC here but ``ofdma``): the attempt lasts :meth:`share`."""
-        return None
-
-    def forwards(self, client: int) -> bool:
-        return True
+        return False  # never contending
 
     def share(self, client: int, t_s: float, airtime_s: float) -> tuple[float, Bursts]:
-        """Wall seconds of an upload attempt of ``airtime_s`` starting at ``t_s``, and when
-        its radio is on (:meth:`wall_time_s`, :meth:`bursts`): the sharing rule for
-        :func:`simfl.sim.links.channel.arq_transfer`."""
-        wall_s = self.wall_time_s(client, t_s, airtime_s)
-        return wall_s, self.bursts(client, t_s, airtime_s, wall_s)
+        """The attempt takes its airtime, the radio on for all of it."""
+        return airtime_s, radio_at_end(airtime_s, airtime_s)

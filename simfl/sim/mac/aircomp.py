@@ -31,11 +31,13 @@ import simpy
 
 from simfl.core.air_slot import AirSlot
 from simfl.core.config.aircomp import DEFAULT_SYMBOL_RATE_HZ, AirComp
+from simfl.core.config.mac import MacCapabilities
 from simfl.core.config.network import IdealMac
 from simfl.core.records import MissingReason
 from simfl.core.rng import RngTree
 from simfl.sim.clock import delays_to
-from simfl.sim.mac.access import IdealAccess
+from simfl.sim.mac.access import MacBase
+from simfl.sim.mac.protocol import Transmission, Uplink
 from simfl.sim.radio.radio_map import RadioMap
 
 if TYPE_CHECKING:
@@ -43,7 +45,7 @@ if TYPE_CHECKING:
     from simfl.sim.links.channel import Link
 
 
-class AirCompAccess(IdealAccess):
+class AirCompAccess(MacBase):
     """The analog slot of each round (see the module docstring).
 
     Parameters
@@ -58,12 +60,11 @@ class AirCompAccess(IdealAccess):
         Mean uplink SNRs, read when a round opens; None: unit mean gains.
     """
 
-    carries_upload = True
-
     def __init__(self, air: AirComp, env: simpy.Environment, rngs: RngTree, n_clients: int, *,
                  symbol_rate_hz: float, deadline_s: float,
                  radio_map: RadioMap | None = None) -> None:
         super().__init__(IdealMac(), env, rngs, n_clients)
+        self.capabilities = MacCapabilities()  # its slot follows the clock: processes only
         self.deadline_s = deadline_s  # bound again each round (:meth:`bind`)
         self.air, self.symbol_rate_hz, self.radio_map = air, symbol_rate_hz, radio_map
         self.update_bytes = 0
@@ -95,6 +96,15 @@ class AirCompAccess(IdealAccess):
         self.env.process(self._slot(round, self.env.now + self.deadline_s))
         self._check_ready()
 
+    def transmit(self, client: int, uplink: Uplink) -> Transmission:
+        """Ask for the round's slot and wait, awake: the slot carries the update itself
+        (None when it ends), or the client sits out in a deep fade."""
+        grant = self.request(client)
+        uplink.wait()
+        if not (yield grant):
+            return self.refusal(client)
+        return None
+
     def request(self, client: int) -> simpy.Event:
         grant = self.env.event()
         if not self._started:  # asked in time: waits for the slot
@@ -110,6 +120,7 @@ class AirCompAccess(IdealAccess):
         return False  # never contending: an interrupted device is late, offline or flat
 
     def refusal(self, client: int) -> tuple[MissingReason, str]:
+        """Why ``client``'s request failed: it sat out (below the gain threshold)."""
         return MissingReason.TRUNCATED, "deep fade"
 
     def air_slot(self) -> AirSlot | None:

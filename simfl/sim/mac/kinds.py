@@ -1,6 +1,6 @@
 """Medium access on the uplink: the kinds, and the builder that picks one from its config.
 
-One module per concept: :mod:`simfl.sim.mac.access` (what a device asks its MAC; the ideal
+One module per concept: :mod:`simfl.sim.mac.access` (what a round asks its MAC; the ideal
 MAC), :mod:`simfl.sim.mac.tdma` (time division), :mod:`simfl.sim.mac.aloha.contention` (slotted ALOHA
 contention, with its statistics in :mod:`simfl.sim.mac.aloha.tally` and its serialised data
 phase in :mod:`simfl.sim.mac.aloha.data_phase`), :mod:`simfl.sim.mac.relay` (the relay that
@@ -16,7 +16,8 @@ from simfl.core.config.network import (CsmaCaMac, IdealMac, Mac, OfdmaMac, Relay
                                        SlottedAlohaMac, TdmaMac)
 from simfl.core.registry import implementation_of, implements
 from simfl.core.rng import RngTree
-from simfl.sim.mac.access import IdealAccess, OnTransmit, per_client
+from simfl.sim.mac.access import IdealAccess, per_client
+from simfl.sim.mac.protocol import MediumAccess, OnTransmit
 from simfl.sim.radio.capture import Air
 from simfl.sim.mac.aloha.contention import SlottedAloha
 from simfl.sim.mac.csma.access import CsmaCa
@@ -40,7 +41,7 @@ implements(CsmaCaMac, CsmaCa)
 
 
 def build_mac(cfg: Mac, env: simpy.Environment, rngs: RngTree, n_clients: int,
-              on_transmit: OnTransmit | None = None, *, air: Air | None = None) -> IdealAccess:
+              on_transmit: OnTransmit | None = None, *, air: Air | None = None) -> MediumAccess:
     """The uplink access model of ``cfg``, bound to ``env`` and the run's random streams;
     ``on_transmit`` is told about contention transmissions (to charge their energy);
     ``air`` is the shared radio (positions and gains, the SINR threshold), if any."""
@@ -48,7 +49,7 @@ def build_mac(cfg: Mac, env: simpy.Environment, rngs: RngTree, n_clients: int,
     ranged = isinstance(cfg, CsmaCaMac) and cfg.carrier_sense_range_m is not None
     if ranged and access is CsmaCa:  # carrier sense limited to a range: the ranged variant
         access = RangedCsmaCa
-    mac: IdealAccess = access(cfg, env, rngs, n_clients, on_transmit)
+    mac: MediumAccess = access(cfg, env, rngs, n_clients, on_transmit)
     if air is not None:
         mac.attach(air)
     return mac

@@ -26,7 +26,9 @@ import simpy
 
 from simfl.core.config.network import OfdmaMac
 from simfl.core.records import EventKind
-from simfl.sim.mac.access import IdealAccess
+from simfl.sim.links.channel import Bursts
+from simfl.sim.mac.access import MacBase, radio_at_end
+from simfl.sim.mac.protocol import LOST_ON_LINK, Transmission, Uplink
 from simfl.sim.mac.band_split import BandSplit, build_band_split
 from simfl.sim.radio.capture import Air
 from simfl.sim.radio.radio_map import RadioMap
@@ -62,7 +64,7 @@ class _Cell:
         return events
 
 
-class OfdmaAccess(IdealAccess):
+class OfdmaAccess(MacBase):
     """Uploads share their cell's band under ``cfg.scheduler`` (see
     :class:`~simfl.core.config.network.OfdmaMac`)."""
 
@@ -88,6 +90,17 @@ class OfdmaAccess(IdealAccess):
         self._cells = {}
         self._generation += 1  # finish events still due are stale
         return None
+
+    def transmit(self, client: int, uplink: Uplink) -> Transmission:
+        """No contention: each attempt joins the band and lasts until it is served."""
+        if not (yield from uplink.send(self.share, self.serve)):
+            return LOST_ON_LINK
+        return None
+
+    def share(self, client: int, t_s: float, airtime_s: float) -> tuple[float, Bursts]:
+        """The radio's bursts as charged when an attempt starts: its airtime (the rest of
+        the time it holds a share is charged when it is served)."""
+        return airtime_s, radio_at_end(airtime_s, airtime_s)
 
     def serve(self, client: int, n_bits: float, airtime_s: float) -> simpy.Event:
         """The event that fires once ``n_bits`` of ``client``'s attempt (of ``airtime_s``

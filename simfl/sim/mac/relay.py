@@ -9,11 +9,17 @@ import simpy
 
 from simfl.core.config.network import RelayMac
 from simfl.core.rng import RngTree
-from simfl.sim.mac.access import IdealAccess, OnTransmit, per_client
+from simfl.core.records import MissingReason
+from simfl.sim.links.channel import Bursts
+from simfl.sim.mac.access import MacBase, per_client, radio_at_end
+from simfl.sim.mac.protocol import LOST_ON_LINK, OnTransmit, Transmission, Uplink
 
 
-class Relay(IdealAccess):
-    """The Random Access Model's relay (see :class:`RelayMac`); its draws stay inside it."""
+class Relay(MacBase):
+    """The Random Access Model's relay (see :class:`RelayMac`); its draws stay inside it.
+
+    Uploads go to the relay over the device's own link at once (airtime is wall time);
+    the relay drops those it does not forward on arrival (``collided``)."""
 
     cfg: RelayMac
 
@@ -28,7 +34,22 @@ class Relay(IdealAccess):
         self._forwarded[relay_draw(self.cfg, self._probs, started,
                                    self.rngs.stream(f"mac/relay/round/{round}"))] = True
 
+    def transmit(self, client: int, uplink: Uplink) -> Transmission:
+        if not (yield from uplink.send(self.share)):
+            return LOST_ON_LINK
+        if not self.forwards(client):
+            return MissingReason.COLLIDED, "relay"
+        return None
+
+    def leave(self, client: int) -> bool:
+        return False  # never contending
+
+    def share(self, client: int, t_s: float, airtime_s: float) -> tuple[float, Bursts]:
+        """The attempt takes its airtime, the radio on for all of it."""
+        return airtime_s, radio_at_end(airtime_s, airtime_s)
+
     def forwards(self, client: int) -> bool:
+        """Whether the relay passes ``client``'s arrived upload on (drawn this round)."""
         return bool(self._forwarded[client])
 
 

@@ -9,13 +9,28 @@ import numpy as np
 
 from simfl.core.config.network import TdmaMac
 from simfl.sim.links.channel import Bursts
-from simfl.sim.mac.access import GRID_EPS, IdealAccess
+from simfl.sim.mac.access import GRID_EPS, MacBase
+from simfl.sim.mac.protocol import LOST_ON_LINK, Transmission, Uplink
 
 
-class TdmaAccess(IdealAccess):
+class TdmaAccess(MacBase):
     """Time division (``slots``) or equal bandwidth shares (``shared``) among a round's clients."""
 
     cfg: TdmaMac
+
+    def transmit(self, client: int, uplink: Uplink) -> Transmission:
+        """No contention: the upload goes out at once, in the client's slots or share."""
+        if not (yield from uplink.send(self.share)):
+            return LOST_ON_LINK
+        return None
+
+    def leave(self, client: int) -> bool:
+        return False  # never contending
+
+    def share(self, client: int, t_s: float, airtime_s: float) -> tuple[float, Bursts]:
+        """Wall seconds of an attempt of ``airtime_s`` from ``t_s``, and its bursts."""
+        wall_s = self.wall_time_s(client, t_s, airtime_s)
+        return wall_s, self.bursts(client, t_s, airtime_s, wall_s)
 
     def open_round(self, round: int, started: np.ndarray) -> None:
         self._t_open_s = self.env.now

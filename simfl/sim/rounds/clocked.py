@@ -23,7 +23,7 @@ from simpy.events import Event as SimpyEvent
 from simfl.core.records import Arrival, EventKind, Missing, MissingReason
 from simfl.sim.clock import LateEvents
 from simfl.sim.rounds.device import Devices, device_round
-from simfl.sim.rounds.device_chain import ChainedDevice, chain_supported, start_devices
+from simfl.sim.rounds.device_chain import ChainedDevice, start_devices
 
 #: a device's round work: a SimPy process, or the same steps on event callbacks
 Work = simpy.Process | ChainedDevice
@@ -49,9 +49,11 @@ class ClockedWork:
         self.late_landed: list[Arrival] = []  # late uploads since the last round closed
 
     def run(self, round: int, started: np.ndarray, leave_s: np.ndarray, leaving: np.ndarray,
-            t_deadline: float) -> Generator[simpy.Event, object, list[Outcome]]:
+            t_deadline: float, *, chained: bool = False
+            ) -> Generator[simpy.Event, object, list[Outcome]]:
         """SimPy generator: the devices' work until the round closes; their outcomes, in
-        the order of ``started`` (a late device kept at work: ``late``)."""
+        the order of ``started`` (a late device kept at work: ``late``). ``chained``: as
+        event callbacks instead of processes (the ``callbacks`` engine, when chosen)."""
         env = self.devices.env
         target = self.clients_per_round if self.n_invites > self.clients_per_round else len(started)
         closed = env.event()
@@ -65,7 +67,7 @@ class ClockedWork:
                 closed.succeed()
 
         works: list[Work]
-        if not self.keep_late and not leaving.any() and chain_supported(self.devices):
+        if chained:
             # no process needed: the devices' steps as event callbacks (same numbers);
             # the deadline is made first, as when the processes start after it is made
             deadline = self.late.timeout(self.deadline_s)

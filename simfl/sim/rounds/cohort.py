@@ -14,7 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from simfl.core.records import Arrival, EventKind, Missing, MissingReason
-from simfl.sim.mac.aloha.contention import SlottedAloha
+from simfl.sim.mac.protocol import SlotContention
 from simfl.sim.rounds.device import Devices
 from simfl.sim.energy.source import Work
 from simfl.sim.energy.infinite import InfiniteEnergy
@@ -23,7 +23,7 @@ Outcome = Arrival | Missing
 _ARRIVED, _GAVE_UP, _LATE, _COLLIDED = range(4)
 
 
-def run_cohort(devices: Devices, mac: SlottedAloha, works: Sequence[Work], round: int,
+def run_cohort(devices: Devices, mac: SlotContention, works: Sequence[Work], round: int,
                started: np.ndarray, deadline_s: float) -> tuple[list[Outcome], float]:
     """Run ``round``'s work of ``started`` (sorted ids, ``works[i]`` standing for client
     i's work at the meter); returns each one's outcome and the time the round closes."""
@@ -50,7 +50,7 @@ def run_cohort(devices: Devices, mac: SlottedAloha, works: Sequence[Work], round
     race = mac.settle_cohort(started[who], ready_s[who], t_deadline)
 
     # outcome times: granted uploads land, given-up contenders stop at their slot's end
-    slot_end_s = (race.decided_slot + 1) * mac.cfg.slot_s
+    slot_end_s = (race.decided_slot + 1) * mac.slot_s
     arrived_s = slot_end_s + ul_s
     arrived = race.granted & (arrived_s <= t_deadline)
     gave_up = (race.decided_slot >= 0) & ~race.granted
@@ -66,7 +66,7 @@ def run_cohort(devices: Devices, mac: SlottedAloha, works: Sequence[Work], round
     granted_s = np.where(race.granted, slot_end_s, end_s)
     tx_w, tx_lump_j = meter.power.state_w("tx", 8 * d.upload_bytes, ul_s)
     then_j = (meter.power.state_w("idle")[0] * (granted_s - ready_s[who])
-              + race.n_tx * (meter.power.contention_extra_w() * mac.cfg.slot_s)
+              + race.n_tx * (meter.power.contention_extra_w() * mac.slot_s)
               + np.where(race.granted, tx_w * (end_s - granted_s) + (tx_lump_j or 0.0), 0.0))
     t_switch, t_end, extra_j = np.full(started.size, t_close), np.full(started.size, t_close), \
         np.zeros(started.size)

@@ -2,6 +2,7 @@
 
 Devices work with the collaborators they are given (:class:`Devices`): the two links,
 the uplink's MAC, the energy meter and the event log. Each step takes simulated time;
+the upload is the MAC's (``transmit``, handed the device's :class:`DeviceUplink`);
 transfers go through :func:`simfl.sim.links.channel.arq_transfer` with up to
 ``arq_max_attempts`` back-to-back attempts. The process never raises: it returns an
 :class:`Arrival` or a :class:`Missing` with its reason, so that a failure cannot
@@ -21,7 +22,7 @@ from simfl.core.records import Arrival, EventKind, Missing, MissingReason
 from simfl.core.rng import RngTree
 from simfl.sim.links.channel import Bursts, Link, Links, Serve, Share, arq_transfer
 from simfl.sim.energy.source import EnergyMeter
-from simfl.sim.mac.access import IdealAccess
+from simfl.sim.mac.protocol import MediumAccess
 
 #: interrupt causes that are the device's own fault rather than the server's deadline
 DEVICE_FAULTS = (MissingReason.BATTERY, MissingReason.OFFLINE)
@@ -59,7 +60,7 @@ class Devices:
     """
 
     def __init__(self, env: simpy.Environment, rngs: RngTree, *, links: Links,
-                 mac: IdealAccess, energy: EnergyMeter, model_bytes: int,
+                 mac: MediumAccess, energy: EnergyMeter, model_bytes: int,
                  arq_max_attempts: int, compute_s: np.ndarray | ComputeTimes,
                  samples_per_s: np.ndarray,
                  n_samples: np.ndarray, log: Log, upload_bits: int | None = None) -> None:
@@ -104,6 +105,26 @@ class Devices:
                                         on_attempt=attempt if charge else None, on_lost=lost))
 
 
+class DeviceUplink:
+    """``client``'s upload in ``round`` as its MAC sees it (an
+    :class:`~simfl.sim.mac.protocol.Uplink`): the devices' uplink with ARQ, each attempt
+    charged and its losses recorded, and the radio's idle wait for access."""
+
+    __slots__ = ("devices", "client", "round")
+
+    def __init__(self, devices: Devices, client: int, round: int) -> None:
+        self.devices, self.client, self.round = devices, client, round
+
+    def send(self, share: Share | None = None, serve: Serve | None = None
+             ) -> Generator[simpy.Event, object, bool]:
+        d = self.devices
+        return d.transfer("uplink", self.client, self.round, d.upload_bytes, stream="round",
+                          share=share, serve=serve, charge=True)
+
+    def wait(self) -> None:
+        self.devices.energy.switch(self.client, "idle")
+
+
 def device_round(devices: Devices, client: int,
                  round: int) -> Generator[simpy.Event, object, Arrival | Missing]:
     """SimPy process of ``client`` in ``round``; returns Arrival or Missing.
@@ -125,17 +146,9 @@ def device_round(devices: Devices, client: int,
         energy.switch(client, "compute")
         yield env.timeout(float(devices.compute_s[client]))
         log(env.now, EventKind.COMPUTED, round, client, "")
-        access = mac.request(client)
-        if access is not None:  # contending: awake (idle power); the MAC charges each try
-            energy.switch(client, "idle")
-        if access is not None and not (yield access):
-            return _missing(devices, client, round, *mac.refusal(client))
-        if not mac.carries_upload and not (yield from devices.transfer(
-                "uplink", client, round, devices.upload_bytes, stream="round", share=mac.share,
-                serve=mac.serve, charge=True)):
-            return _missing(devices, client, round, MissingReason.ERASED, "uplink")
-        if not mac.forwards(client):
-            return _missing(devices, client, round, MissingReason.COLLIDED, "relay")
+        refusal = yield from mac.transmit(client, DeviceUplink(devices, client, round))
+        if refusal is not None:
+            return _missing(devices, client, round, *refusal)
         log(env.now, EventKind.ARRIVED, round, client, "")
         return Arrival(client, round, env.now, int(devices.n_samples[client]))
     except simpy.Interrupt as stop:

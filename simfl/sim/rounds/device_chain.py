@@ -5,49 +5,38 @@ each step costs the process machinery (an initialise event, a resume per yield, 
 event, an interruption event). :class:`ChainedDevice` takes the same steps, in the same
 order and at the same simulated instants, as callbacks on the same timeouts and MAC
 events, so the clock sees the events that change state in the same order, the random
-streams are drawn in the same order and the records are the same, bit for bit.
+streams are drawn in the same order and the records are the same, bit for bit. The
+upload is the MAC's ``transmit`` generator, resumed from the callbacks of the events it
+waits on (as a process resumes it, without the process's own events).
 
 When every invitee starts with the same download (an ideal downlink: no draws, one
 airtime), :func:`start_devices` starts them together: the energy of the download is
 metered for the whole cohort at once, one timeout ends every download, and each
 client's compute timeout is made in client order, as the processes would make them.
 
-The simulation picks this form for a round whenever the round needs nothing that only a
-process gives: no battery (whose depletion timers interrupt processes), no late device
-that keeps working after its round, no availability change inside the round, and the
-built-in links and MACs, a unicast downlink (:func:`chain_supported`).
+The simulation picks this form (the ``callbacks`` engine) for a round whenever the round
+needs nothing that only a process gives: no battery (whose depletion timers interrupt
+processes), no late device that keeps working after its round, no availability change
+inside the round, a unicast downlink, and a MAC and links that claim the engine
+(:mod:`simfl.sim.rounds.engines`).
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import numpy as np
 import simpy
 
 from simfl.core.records import Arrival, EventKind, Missing, MissingReason
-from simfl.sim.links.channel import ErasureLink, Link, RayleighLink, Share
-from simfl.sim.rounds.device import DEVICE_FAULTS, Devices
+from simfl.sim.links.channel import Link
+from simfl.sim.mac.protocol import Refusal, Transmission
+from simfl.sim.rounds.device import DEVICE_FAULTS, DeviceUplink, Devices
 from simfl.sim.energy.infinite import InfiniteEnergy
-from simfl.sim.links.gilbert_elliott import ContinuousGilbertElliottLink, GilbertElliottLink
-from simfl.sim.mac.access import IdealAccess
-from simfl.sim.mac.aloha.contention import SlottedAloha
-from simfl.sim.mac.relay import Relay
-from simfl.sim.mac.tdma import TdmaAccess
-
-#: the links and MACs whose calls a chained device makes exactly as a process would
-_LINKS = (Link, ErasureLink, GilbertElliottLink, ContinuousGilbertElliottLink, RayleighLink)
-_MACS = (IdealAccess, TdmaAccess, SlottedAloha, Relay)
 
 #: ``ended(device)``: a chained device has its outcome (``device.value``)
 Ended = Callable[["ChainedDevice"], None]
-
-
-def chain_supported(devices: Devices) -> bool:
-    """Whether chained devices reproduce the processes with these collaborators."""
-    return (type(devices.energy) is InfiniteEnergy and type(devices.mac) in _MACS
-            and type(devices.links.downlink) in _LINKS and type(devices.links.uplink) in _LINKS
-            and devices.broadcast_s is None)
 
 
 class ChainedDevice:
@@ -73,7 +62,7 @@ class ChainedDevice:
     def start(self) -> None:
         """Begin the round's work now: the download."""
         self.devices.energy.begin(self.client, self)
-        self._transfer("downlink", None, self._downloaded)
+        self._transfer("downlink", self._downloaded)
 
     def _downloaded(self, ok: bool) -> None:
         if not ok:
@@ -84,40 +73,43 @@ class ChainedDevice:
         devices.env.timeout(float(devices.compute_s[self.client])).callbacks.append(self.computed)
 
     def computed(self, _event: object = None) -> None:
-        """The local work is done: ask the MAC for the uplink."""
+        """The local work is done: the upload is the MAC's (its ``transmit``)."""
         if not self.is_alive:
             return
         devices, client = self.devices, self.client
         devices.log(devices.env.now, EventKind.COMPUTED, self.round, client, "")
-        access = devices.mac.request(client)
-        if access is None:
-            self._transfer("uplink", devices.mac.share, self._uploaded)
-            return
-        devices.energy.switch(client, "idle")  # contending: awake; the MAC charges each try
-        access.callbacks.append(self._granted)
+        self._step(devices.mac.transmit(client, DeviceUplink(devices, client, self.round)))
 
-    def _granted(self, access: simpy.Event) -> None:
-        if not self.is_alive:
-            return
-        if not access.value:
-            self._miss(MissingReason.COLLIDED, "mac retry limit")
-            return
-        self._transfer("uplink", self.devices.mac.share, self._uploaded)
+    def _step(self, transmission: Transmission, value: object = None) -> None:
+        """Run the MAC's ``transmission`` on until it waits for an event that has not been
+        processed yet, then resume it from that event's callback, as a process would."""
+        while True:
+            try:
+                event = transmission.send(value)
+            except StopIteration as stop:
+                self._uploaded(stop.value)
+                return
+            if event.callbacks is not None:
+                event.callbacks.append(functools.partial(self._resume, transmission))
+                return
+            value = event.value  # already processed: go on at once
 
-    def _uploaded(self, ok: bool) -> None:
+    def _resume(self, transmission: Transmission, event: simpy.Event) -> None:
+        if self.is_alive:
+            self._step(transmission, event.value)
+
+    def _uploaded(self, refusal: Refusal | None) -> None:
         devices, client = self.devices, self.client
-        if not ok:
-            self._miss(MissingReason.ERASED, "uplink")
-        elif not devices.mac.forwards(client):
-            self._miss(MissingReason.COLLIDED, "relay")
+        if refusal is not None:
+            self._miss(*refusal)
         else:
             now = devices.env.now
             devices.log(now, EventKind.ARRIVED, self.round, client, "")
             self._end(Arrival(client, self.round, now, int(devices.n_samples[client])))
 
-    def _transfer(self, direction: str, share: Share | None,
-                  then: Callable[[bool], None]) -> None:
-        """:meth:`Devices.transfer` (ARQ, each attempt charged) with its result to ``then``."""
+    def _transfer(self, direction: str, then: Callable[[bool], None]) -> None:
+        """:meth:`Devices.transfer` (ARQ, each attempt charged) with its result to ``then``
+        (the download; the upload goes through the MAC)."""
         devices, client = self.devices, self.client
         env = devices.env
         n_bytes = devices.upload_bytes if direction == "uplink" else devices.model_bytes
@@ -131,10 +123,8 @@ class ChainedDevice:
             nonlocal attempt
             attempt += 1
             delivery = link.transmit(env.now, n_bytes, rng, client=client)
-            wall_s, bursts = delivery.airtime_s, None
-            if share is not None:
-                wall_s, bursts = share(client, env.now, delivery.airtime_s)
-            devices.energy.switch(client, state, 8 * n_bytes, delivery.airtime_s, bursts)
+            wall_s = delivery.airtime_s
+            devices.energy.switch(client, state, 8 * n_bytes, delivery.airtime_s, None)
 
             def done(_event: object) -> None:
                 if not self.is_alive:
@@ -191,7 +181,7 @@ def start_devices(devices: Devices, clients: list[int], round: int, ended: Ended
         return chain
     # one ideal download for all: the same energy, metered for the cohort at once
     env, energy = devices.env, devices.energy
-    assert isinstance(energy, InfiniteEnergy), "chain_supported"
+    assert isinstance(energy, InfiniteEnergy), "the callbacks engine needs infinite energy"
     ids = np.asarray(clients, dtype=np.int64)
     airtime_s = link.transmit(env.now, devices.model_bytes, None, client=clients[0]).airtime_s
     energy.begin_all(ids, chain)

@@ -1,13 +1,14 @@
 """The common round in one loop: the devices' events in the clock's order, without the clock.
 
 A round whose devices only download, compute, maybe contend for the uplink and upload
-(ideal links with one airtime per direction, infinite energy, the ideal MAC or slotted
-ALOHA with the parallel data phase, nobody leaving or kept late) needs no process and
-no clock event per device. :class:`FastRound` runs its events from one heap keyed like
+(links with one airtime per direction, infinite energy, a MAC that claims the
+``off_clock`` engine, nobody leaving or kept late: :mod:`simfl.sim.rounds.engines`)
+needs no process and no clock event per device. :class:`FastRound` runs its events from one heap keyed like
 the clock's queue, (time, order of scheduling), so they happen in the same order as the
 processes' (the same random draws, energy sums, records). The download and the start of
 the local work are metered for the whole cohort at once; the MAC's slot ends and grants
-are pushed onto the same heap (it is the MAC's :class:`~simfl.sim.mac.aloha.contention.SlotDriver`).
+are pushed onto the same heap (it is the MAC's :class:`~simfl.sim.mac.protocol.SlotDriver`;
+a MAC without contention, ``slots`` None, grants access at once).
 Slot ends still due when the round closes stay on the heap for the next round, as they
 stay on the clock; before a round that runs on the clock they are handed to it.
 """
@@ -17,13 +18,14 @@ from __future__ import annotations
 import functools
 import heapq
 import itertools
+from typing import cast
 
 import numpy as np
 import simpy
 
 from simfl.core.records import Arrival, EventKind, Missing, MissingReason
-from simfl.sim.mac.access import IdealAccess
-from simfl.sim.mac.aloha.contention import SlottedAloha
+from simfl.core.config.mac import OFF_CLOCK
+from simfl.sim.mac.protocol import OffClockAccess, SlotContention
 from simfl.sim.clock import call_at
 from simfl.sim.links.channel import Link
 from simfl.sim.rounds.cohort import run_cohort
@@ -48,8 +50,8 @@ class _InLoop:
 _IN_LOOP = _InLoop()
 
 
-def _end_of_slot(mac: SlottedAloha, slot: int, _event: simpy.Event) -> None:
-    mac.end_of_slot(slot)
+def _end_of_slot(slots: SlotContention, slot: int, _event: simpy.Event) -> None:
+    slots.end_of_slot(slot)
 
 
 class FastRound:
@@ -62,29 +64,31 @@ class FastRound:
         self._order = itertools.count()
         self._decided: list[tuple[int, bool]] = []  # decisions of the slot end being settled
 
-    def covers(self, started_alone: bool) -> bool:
-        """Whether the next round can run here; ``started_alone``: no over-selection, no
-        late device kept, nobody leaving inside the round."""
-        d = self.devices
-        mac, links = d.mac, d.links
-        ideal_links = all(type(link) is Link and link.cfg.distance is None for link in links)
-        if type(mac) is SlottedAloha:
-            # the MAC's pending slot ends must be this loop's (not the clock's)
-            fits = mac.cfg.data_phase == "parallel" and (not mac.wake_due or bool(self._heap))
-        else:
-            fits = type(mac) is IdealAccess
-        return (started_alone and fits and ideal_links and type(d.energy) is InfiniteEnergy
-                and d.broadcast_s is None)
+    @property
+    def mac(self) -> OffClockAccess:
+        """The MAC, which claims this loop (:mod:`simfl.sim.rounds.engines`)."""
+        mac = self.devices.mac
+        assert OFF_CLOCK in mac.capabilities.engines, "the MAC claims the loop off the clock"
+        return cast(OffClockAccess, mac)
+
+    @property
+    def ready(self) -> bool:
+        """Whether the MAC claims this loop and its pending slot ends, if any, are this
+        loop's (not the clock's)."""
+        if OFF_CLOCK not in self.devices.mac.capabilities.engines:
+            return False
+        slots = self.mac.slots
+        return slots is None or not slots.wake_due or bool(self._heap)
 
     def hand_over(self, env: simpy.Environment) -> None:
         """Put the slot ends still due on the clock (a round that runs there follows)."""
-        mac = self.devices.mac
         if not self._heap:
             return
-        assert isinstance(mac, SlottedAloha), "only slotted ALOHA schedules slot ends"
+        slots = self.mac.slots
+        assert slots is not None, "only a MAC with slotted contention schedules slot ends"
         while self._heap:
             t_s, _, _, slot = heapq.heappop(self._heap)
-            call_at(env, t_s, functools.partial(_end_of_slot, mac, slot))
+            call_at(env, t_s, functools.partial(_end_of_slot, slots, slot))
 
     def _now(self) -> float:
         return self.now_s
@@ -117,10 +121,11 @@ class FastRound:
         """Run ``round``'s work of ``started`` (sorted ids) from now; returns each one's
         outcome (in the order of ``started``) and the time the round closes."""
         d = self.devices
-        env, mac, meter, log = d.env, d.mac, d.energy, d.log
+        env, meter, log = d.env, d.energy, d.log
+        slots = self.mac.slots  # contention the loop drives, if any
         assert isinstance(meter, InfiniteEnergy)
-        if isinstance(mac, SlottedAloha) and mac.by_cohort:
-            outcomes, self.now_s = run_cohort(d, mac, [_IN_LOOP] * len(started), round,
+        if slots is not None and slots.by_cohort:
+            outcomes, self.now_s = run_cohort(d, slots, [_IN_LOOP] * len(started), round,
                                               started, deadline_s)
             return outcomes, self.now_s
         t_invite = float(env.now)
@@ -128,7 +133,6 @@ class FastRound:
         n_bits = 8 * d.model_bytes
         dl_s = d.links.downlink.transmit(t_invite, d.model_bytes, None).airtime_s
         ul_s = d.links.uplink.transmit(t_invite, d.upload_bytes, None).airtime_s
-        aloha = mac if isinstance(mac, SlottedAloha) else None
         idle_w = meter.power.state_w("idle")[0]
         tx_power_w, tx_lump_j = meter.power.state_w("tx", 8 * d.upload_bytes, ul_s)
         # an instantaneous upload is charged as a lump (by switch)
@@ -140,8 +144,8 @@ class FastRound:
         meter.switch_all(started, "rx", n_bits, dl_s)
         heapq.heappush(heap, (t_invite + dl_s, next(order), _DOWNLOADED, -1))
         self.now_s = t_invite
-        if aloha is not None:
-            aloha.driver = self
+        if slots is not None:
+            slots.driver = self
         meter.time_source = self._now
         t_close = t_deadline
         try:
@@ -149,8 +153,8 @@ class FastRound:
                 t_s, _, kind, who = heapq.heappop(heap)
                 self.now_s = t_s
                 if kind == _WAKE:
-                    assert aloha is not None
-                    aloha.end_of_slot(who)
+                    assert slots is not None
+                    slots.end_of_slot(who)
                     for client, granted in self._take_decisions():
                         if granted:
                             self._upload(client, t_s, ul_s, tx_w)
@@ -168,8 +172,8 @@ class FastRound:
                     heapq.heapify(heap)
                 elif kind == _COMPUTED:
                     log(t_s, EventKind.COMPUTED, round, who, "")
-                    if aloha is not None:
-                        aloha.request(who)
+                    if slots is not None:
+                        slots.request(who)
                         meter.move(who, t_s, idle_w)  # contending: awake; the MAC charges each try
                     else:
                         self._upload(who, t_s, ul_s, tx_w)
@@ -189,15 +193,15 @@ class FastRound:
             self.now_s = t_close
             for client in ids:  # still at work at the deadline, in order: interrupted
                 if client not in outcome:
-                    reason = (MissingReason.COLLIDED if aloha is not None and aloha.leave(client)
+                    reason = (MissingReason.COLLIDED if slots is not None and slots.leave(client)
                               else MissingReason.LATE)
                     log(t_close, reason, round, client, "deadline")
                     outcome[client] = Missing(client, reason, t_close)
                     meter.end(client)
         finally:
             meter.time_source = None
-            if aloha is not None:
-                aloha.driver = None
+            if slots is not None:
+                slots.driver = None
         self._heap = [entry for entry in heap if entry[2] == _WAKE]  # the clock keeps these
         heapq.heapify(self._heap)
         return [outcome[c] for c in ids], t_close
@@ -213,7 +217,7 @@ class FastRound:
 
     def _upload(self, client: int, t_s: float, airtime_s: float, tx_w: float | None) -> None:
         d, meter = self.devices, self.devices.energy
-        wall_s, bursts = d.mac.share(client, t_s, airtime_s)
+        wall_s, bursts = self.mac.share(client, t_s, airtime_s)
         if tx_w is not None and wall_s == airtime_s:
             assert isinstance(meter, InfiniteEnergy)
             meter.move(client, t_s, tx_w)

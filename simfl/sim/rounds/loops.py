@@ -4,12 +4,11 @@ Before either runs, the MAC learns the deadline and the event log, and a broadca
 downlink fixes the round's download time.
 
 A round's work (every started device's download, compute and upload, until the round
-closes) runs in one loop off the clock (:mod:`simfl.sim.rounds.fast`) when that loop
-covers the round: no over-selection, no late device kept (``keep_late``), nobody going
-offline inside the round, and collaborators the loop models (see
-:meth:`~simfl.sim.rounds.fast.FastRound.covers`). Every other round runs on the clock
-(:mod:`simfl.sim.rounds.clocked`). Both give the same outcomes, and both leave the clock
-at the round's close.
+closes) runs on the engine that :mod:`simfl.sim.rounds.engines` chooses from what the
+MAC, the links and the energy source claim: in one loop off the clock
+(:mod:`simfl.sim.rounds.fast`), or on the clock (:mod:`simfl.sim.rounds.clocked`) as
+chained callbacks or processes. All give the same outcomes, and all leave the clock at
+the round's close. ``engines`` limits the choice (a test compares them).
 """
 
 from __future__ import annotations
@@ -26,11 +25,16 @@ from simfl.sim.radio.broadcast import Broadcast
 from simfl.sim.rounds.clocked import ClockedWork, Outcome
 from simfl.sim.rounds.device import Devices
 from simfl.sim.clock import delays_to
+from simfl.core.config.mac import CALLBACKS, OFF_CLOCK
+from simfl.sim.rounds.engines import ALL_ENGINES, choose_engine, claimed_engines
 from simfl.sim.rounds.fast import FastRound
 
 
 class RoundLoops:
     """The fast and the clocked round loop of one simulation, and the choice between them."""
+
+    #: the engines rounds may run on (each round takes the lightest one it can)
+    engines: frozenset[str] = ALL_ENGINES
 
     def __init__(self, devices: Devices, late: LateEvents, *, deadline_s: float,
                  clients_per_round: int, n_invites: int, keep_late: bool,
@@ -59,14 +63,17 @@ class RoundLoops:
         if self.broadcast is not None:  # one download time for the round
             devices.broadcast_s = self.broadcast.duration_s(started)
         leaving = leave_s <= (math.inf if self.keep_late else t_deadline)
-        alone = not self.keep_late and not leaving.any() and not self.over_selects
-        if self.fast.covers(alone):  # the same events in one loop, off the clock
+        engine = choose_engine(claimed_engines(devices) & self.engines,
+                               keeps_late=self.keep_late, leaving=bool(leaving.any()),
+                               over_selects=self.over_selects, off_clock_ready=self.fast.ready)
+        if engine == OFF_CLOCK:  # the same events in one loop, off the clock
             outcomes, t_close = self.fast.run(round, started, self.deadline_s)
             for delay_s in delays_to(env.now, t_close):  # the clock to exactly t_close
                 yield env.timeout(delay_s)
             return outcomes
         self.fast.hand_over(env)
-        return (yield from self.clocked.run(round, started, leave_s, leaving, t_deadline))
+        return (yield from self.clocked.run(round, started, leave_s, leaving, t_deadline,
+                                            chained=engine == CALLBACKS))
 
     def take_late_landed(self) -> tuple[Arrival, ...]:
         """The late uploads that landed since the last round closed, by time and client."""

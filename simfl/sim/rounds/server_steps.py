@@ -14,9 +14,10 @@ because they depend on arrivals alone, never on the model: the timing is decided
 first, and the training side computes each step's arrivals from the versions they
 were sent (:meth:`~simfl.sim.continuous.ContinuousServer.needed_versions` says which it must keep).
 
-The MAC is the ideal one or slotted ALOHA, whose contention is open for the whole run
-(one random stream, ``mac/aloha/round/0``, and the per-event model whatever
-``contention`` says: the cohort model needs rounds). Each step reports the slots that
+The MAC is one that claims the asynchronous modes (``async_modes`` in its capabilities:
+the ideal one, or slotted ALOHA, whose contention is open for the whole run: one random
+stream, ``mac/aloha/round/0``, and the per-event model whatever ``contention`` says:
+the cohort model needs rounds). Each step reports the slots that
 ended in its interval (``mac.csv``, with the step's version in the ``round`` column).
 """
 
@@ -26,9 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from simfl.core.config.network import IdealMac, SlottedAlohaMac
+from simfl.core.config.mac import kinds_that
 from simfl.core.records import MacSlots, Missing
-from simfl.sim.mac.access import IdealAccess
+from simfl.sim.mac.protocol import MediumAccess
 
 __all__ = ["Step", "Update", "merged_slots", "open_contention", "slots_since"]
 
@@ -100,13 +101,14 @@ def merged_slots(version: int, *parts: tuple[MacSlots, ...] | None
                  for n, (slots, successes) in sorted(totals.items()))
 
 
-def open_contention(mac: IdealAccess) -> None:
-    """Open ``mac``'s contention for the whole run (the ideal MAC or slotted ALOHA)."""
-    if not isinstance(mac.cfg, (IdealMac, SlottedAlohaMac)):
-        raise ValueError("the asynchronous modes need the ideal MAC or slotted ALOHA")
+def open_contention(mac: MediumAccess) -> None:
+    """Open ``mac``'s contention for the whole run (a MAC that claims the asynchronous
+    modes)."""
+    if not mac.capabilities.async_modes:
+        raise ValueError(f"the asynchronous modes need the {kinds_that('async_modes')} MAC")
     mac.open_round(0, np.empty(0, dtype=np.int64))
 
 
-def slots_since(mac: IdealAccess, version: int) -> tuple[MacSlots, ...] | None:
+def slots_since(mac: MediumAccess, version: int) -> tuple[MacSlots, ...] | None:
     """``mac``'s slot statistics since the last call, as ``version``'s."""
     return merged_slots(version, mac.close_round())

@@ -17,17 +17,21 @@ its own loop, in the clock's order), with the same draws and records.
 from __future__ import annotations
 
 import math
-from typing import Protocol
+from dataclasses import replace
 
 import numpy as np
 import simpy
 
+from simfl.core.config.mac import OFF_CLOCK
 from simfl.core.config.network import SlottedAlohaMac
 from simfl.core.records import MacSlots
 from simfl.core.rng import RngTree
 from simfl.sim.clock import call_at
-from simfl.sim.mac.access import (GRID_EPS, IdealAccess, OnTransmit, first_slot, last_slot_by,
-                                   per_client, slot_end_s)
+from simfl.sim.links.channel import Bursts
+from simfl.sim.mac.access import (GRID_EPS, MacBase, first_slot, last_slot_by, per_client,
+                                  radio_at_end, slot_end_s)
+from simfl.sim.mac.protocol import (GAVE_UP, LOST_ON_LINK, OnTransmit, SlotDriver, Transmission,
+                                    Uplink)
 from simfl.sim.mac.aloha.cohort import CohortContention, contend
 from simfl.sim.mac.aloha.data_phase import DataChannels
 from simfl.sim.mac.aloha.queue import NEVER, NextSlots
@@ -40,20 +44,7 @@ from simfl.sim.radio.capture import Air, Capture
 DENSE_TX = 16
 
 
-class SlotDriver(Protocol):
-    """Runs the MAC's events in place of the simulation clock."""
-
-    now_s: float
-
-    def wake(self, slot: int, t_s: float) -> None:
-        """Call the MAC's :meth:`SlottedAloha.end_of_slot` (``slot``) at ``t_s`` (now if
-        that is past)."""
-
-    def decide(self, client: int, granted: bool) -> None:
-        """``client``'s contention ended now: access ``granted``, or given up."""
-
-
-class SlottedAloha(IdealAccess):
+class SlottedAloha(MacBase):
     """Slotted ALOHA contention for the uplink (see :class:`SlottedAlohaMac`).
 
     ``tx_slots[i]`` counts client i's transmissions (of ``slot_s`` airtime each, told to
@@ -80,6 +71,18 @@ class SlottedAloha(IdealAccess):
         self._waiting: dict[int, simpy.Event | None] = {}
         self._pending: set[int] = set()  # slots whose end is scheduled
         self._round = -1
+        if cfg.data_phase != "parallel":  # the loop off the clock has no data channels
+            self.capabilities = replace(self.capabilities,
+                                        engines=self.capabilities.engines - {OFF_CLOCK})
+
+    @property
+    def slots(self) -> SlottedAloha:
+        """The contention the loop off the clock drives: this MAC's own."""
+        return self
+
+    @property
+    def slot_s(self) -> float:
+        return self.cfg.slot_s
 
     @property
     def slot_stats(self) -> dict[int, list[int]]:
@@ -117,9 +120,27 @@ class SlottedAloha(IdealAccess):
     def close_round(self) -> tuple[MacSlots, ...]:
         return self.tally.take(self._round, last_slot_by(self.now_s(), self.cfg.slot_s) + 1)
 
+    def transmit(self, client: int, uplink: Uplink) -> Transmission:
+        """Contend for access, then upload with ARQ (in parallel, or on a data channel)."""
+        access = self.request(client)
+        assert access is not None, "a driven MAC's uploads run off the clock"
+        uplink.wait()  # contending: awake (idle power); each try is charged
+        if not (yield access):
+            return GAVE_UP
+        if not (yield from uplink.send(self.share)):
+            return LOST_ON_LINK
+        return None
+
+    def share(self, client: int, t_s: float, airtime_s: float) -> tuple[float, Bursts]:
+        """Wall seconds of an attempt of ``airtime_s`` from ``t_s`` (:meth:`wall_time_s`),
+        the radio on for its airtime at the end."""
+        wall_s = self.wall_time_s(client, t_s, airtime_s)
+        return wall_s, radio_at_end(wall_s, airtime_s)
+
     def request(self, client: int) -> simpy.Event | None:
-        """Start contending now (see :class:`~simfl.sim.mac.access.IdealAccess`); with a
-        driver the decision goes to it instead and this returns None."""
+        """Start contending now: an event that succeeds with True once access is granted,
+        False after the retry limit; with a driver the decision goes to it instead and
+        this returns None."""
         start = first_slot(self.now_s(), self.cfg.slot_s)
         self.join_slot[client] = start
         self.collisions[client] = 0

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from simfl.core.config.network import SlottedAlohaMac
-from simfl.sim.mac.access import OnTransmit
+from simfl.sim.mac.protocol import OnTransmit
 from simfl.sim.mac.aloha.queue import NEVER, NextSlots, after
 from simfl.sim.mac.aloha.tally import SlotTally
 from simfl.sim.radio.capture import Capture

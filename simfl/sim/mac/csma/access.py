@@ -1,9 +1,9 @@
 """IEEE 802.11 DCF as a MAC on the simulation clock: a device's request is its whole upload.
 
-``request(client)`` joins the client's update (split into MPDUs) to the DCF
-(:mod:`simfl.sim.mac.csma.dcf`) and returns an event that succeeds with True when its
-last MPDU is acknowledged, or False when an MPDU reached the retry limit. The MAC
-carries the upload itself (``carries_upload``): the device sends nothing more. The
+``transmit`` (through ``request(client)``) joins the client's update (split into MPDUs)
+to the DCF (:mod:`simfl.sim.mac.csma.dcf`) and waits for an event that succeeds with
+True when its last MPDU is acknowledged, or False when an MPDU reached the retry limit.
+The MAC carries the upload itself: the device sends nothing more over its link. The
 medium's busy periods are clock events (one at each start and one at each end), never
 one per idle slot or per station.
 
@@ -40,7 +40,8 @@ from simfl.core.rng import RngTree
 from simfl.sim.energy.infinite import InfiniteEnergy
 from simfl.sim.energy.source import EnergyMeter
 from simfl.sim.links.channel import Link
-from simfl.sim.mac.access import IdealAccess, OnTransmit
+from simfl.sim.mac.access import MacBase
+from simfl.sim.mac.protocol import GAVE_UP, OnTransmit, Transmission, Uplink
 from simfl.sim.mac.csma.airtime import Airtime, Ongoing
 from simfl.sim.mac.csma.dcf import Busy, Dcf, Ended
 from simfl.sim.mac.csma.tally import DcfTally
@@ -53,11 +54,10 @@ Switch = Callable[[int, str, float, float], None]
 _ONE_MPDU = -1
 
 
-class CsmaCa(IdealAccess):
+class CsmaCa(MacBase):
     """IEEE 802.11 DCF on the uplink (see :class:`~simfl.core.config.csma.CsmaCaMac`)."""
 
     cfg: CsmaCaMac
-    carries_upload = True
 
     def __init__(self, cfg: CsmaCaMac, env: simpy.Environment, rngs: RngTree, n_clients: int,
                  on_transmit: OnTransmit | None = None) -> None:
@@ -102,6 +102,15 @@ class CsmaCa(IdealAccess):
         records = dcf.tally.take(self._round, dcf.slot_index(self.env.now))
         return records or (MacSlots(self._round, 0, 0, 0, idle_slots=0, collision_slots=0,
                                     channel_s=0.0, throughput=0.0),)
+
+    def transmit(self, client: int, uplink: Uplink) -> Transmission:
+        """The DCF sends the update's MPDUs itself: the device waits, awake, until the last
+        one is acknowledged (None) or one is dropped at the retry limit."""
+        sent = self.request(client)
+        uplink.wait()
+        if not (yield sent):
+            return GAVE_UP
+        return None
 
     def request(self, client: int) -> simpy.Event:
         """Start sending ``client``'s update: an event that succeeds with True when its

@@ -23,7 +23,7 @@ from simfl.core.records import MacSlots
 from simfl.core.rng import RngTree
 from simfl.sim.energy.source import EnergyMeter
 from simfl.sim.links.channel import Link
-from simfl.sim.mac.access import OnTransmit
+from simfl.sim.mac.protocol import OnTransmit
 from simfl.sim.mac.csma.access import CsmaCa, Switch
 from simfl.sim.mac.csma.airtime import Airtime
 from simfl.sim.mac.csma.dcf import Dcf

@@ -1,0 +1,56 @@
+"""Which engine runs a round's device work, chosen from what its collaborators declare.
+
+Three engines run a round's device work (download, compute, the MAC's upload) and give
+the same outcomes, energy and records to the last bit where they apply:
+
+``process``
+    one SimPy process per device (:func:`simfl.sim.rounds.device.device_round`): every
+    MAC, link and energy source, late devices kept at work, availability changes.
+``callbacks``
+    the same steps as event callbacks (:mod:`simfl.sim.rounds.device_chain`): no
+    battery, no late device kept, nobody going offline inside the round.
+``off_clock``
+    one loop off the clock (:mod:`simfl.sim.rounds.fast`): as ``callbacks``, and no
+    over-selection; the loop models no per-client airtimes or fading.
+
+A MAC claims engines in its config's capabilities
+(:class:`~simfl.core.config.mac.MacCapabilities`, narrowed by the MAC for its settings),
+a link in its class (:meth:`~simfl.sim.links.channel.Link.round_engines`); the energy
+source and the downlink mode decide the rest. Every kind runs on processes. A round runs
+on the lightest engine that every collaborator claims and the round allows.
+"""
+
+from __future__ import annotations
+
+from simfl.core.config.mac import CALLBACKS, ENGINES, OFF_CLOCK, PROCESS
+from simfl.sim.energy.infinite import InfiniteEnergy
+from simfl.sim.rounds.device import Devices
+
+#: every engine, the default that a simulation may choose from
+ALL_ENGINES = frozenset(ENGINES)
+
+
+def claimed_engines(devices: Devices) -> frozenset[str]:
+    """The engines on which every collaborator of ``devices`` gives the processes' results:
+    the MAC's and both links' claims, with infinite energy and a unicast downlink (a
+    battery's depletion timers and a broadcast download need processes)."""
+    if type(devices.energy) is not InfiniteEnergy or devices.broadcast_s is not None:
+        return frozenset({PROCESS})
+    claimed = devices.mac.capabilities.engines
+    for link in devices.links:
+        claimed = claimed & link.round_engines()
+    return claimed | {PROCESS}
+
+
+def choose_engine(claimed: frozenset[str], *, keeps_late: bool, leaving: bool,
+                  over_selects: bool, off_clock_ready: bool = True) -> str:
+    """The engine for a round: off the clock when claimed and the round is alone (no late
+    device kept, nobody leaving, no over-selection) and the loop is ready
+    (``off_clock_ready``: no MAC event of its due on the clock); chained callbacks when
+    claimed and nothing needs a process; else processes."""
+    if (OFF_CLOCK in claimed and off_clock_ready
+            and not (keeps_late or leaving or over_selects)):
+        return OFF_CLOCK
+    if CALLBACKS in claimed and not (keeps_late or leaving):
+        return CALLBACKS
+    return PROCESS

@@ -40,8 +40,9 @@ class ContinuousLoop:
     tables."""
 
     @staticmethod
-    def recorder(out_dir: Path, config: dict[str, Any], ctx: BuildContext, started_s: float,
-                 eval_extra: tuple[str, ...], resume: bool) -> RunRecorder:
+    def build_recorder(out_dir: Path, config: dict[str, Any], ctx: BuildContext,
+                       started_s: float, eval_extra: tuple[str, ...],
+                       resume: bool) -> RunRecorder:
         """The recorder of a run of server versions (one ``rounds.csv`` row each)."""
         assert not resume, "asynchronous runs take no checkpoints"
         return StepRecorder(out_dir, config, ctx.scenario.run.target_accuracy, started_s,

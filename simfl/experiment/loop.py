@@ -7,7 +7,7 @@ model per edge, :mod:`~simfl.experiment.edges`), and
 :class:`~simfl.experiment.async_loop.ContinuousLoop` runs server steps (``async``,
 ``buffered``). Each decides in simulated time first, then hands what arrived to the
 model side through :class:`~simfl.experiment.trainer.Trainer`, and brings its own
-recorder (:meth:`RoundLoop.recorder`).
+recorder (:meth:`RoundLoop.build_recorder`).
 """
 
 from __future__ import annotations
@@ -50,8 +50,9 @@ class RoundLoop:
     """Runs rounds until ``run.rounds`` or ``run.horizon_s``; counts what arrived."""
 
     @staticmethod
-    def recorder(out_dir: Path, config: dict[str, Any], ctx: BuildContext, started_s: float,
-                 eval_extra: tuple[str, ...], resume: bool) -> RunRecorder:
+    def build_recorder(out_dir: Path, config: dict[str, Any], ctx: BuildContext,
+                       started_s: float, eval_extra: tuple[str, ...],
+                       resume: bool) -> RunRecorder:
         """The recorder of a run of rounds (``resume``: silent while it replays)."""
         return RunRecorder(out_dir, config, ctx.scenario.run.target_accuracy, started_s,
                            eval_extra=eval_extra, late=ctx.keep_late, resume=resume,

@@ -153,8 +153,8 @@ class RunAssembly:
         config = {"scenario": scenario.to_dict(), "seed": scenario.seed,
                   "model_bytes": ctx.model_bytes, "versions": versions()}
         loop = loop_class(scenario)
-        self.recorder = loop.recorder(out_dir, config, ctx, started_s, eval_columns(ctx),
-                                      resume_from is not None)
+        self.recorder = loop.build_recorder(out_dir, config, ctx, started_s,
+                                            eval_columns(ctx), resume_from is not None)
         self.loop: RunLoop = loop(scenario, self.sim, sampler, trainer, self.recorder,
                                   ctx.rngs, ctx.n_samples)
         checkpoints.attach(out_dir, self.sim, trainer, self.recorder, self.loop)

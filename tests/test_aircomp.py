@@ -10,7 +10,7 @@ from simfl import apply_overrides, run
 from simfl.cli import main
 from simfl.core.config import load_scenario, parse_override
 from simfl.experiment import checkpoint, resume_run, run_scenario
-from simfl.metrics.air_table import AIR_COLUMNS
+from simfl.metrics.side_tables import AIR_COLUMNS
 from stopped_runs import stopped_copy
 
 AIR = ("server.algorithm.kind=aircomp", "network.uplink.kind=ideal")

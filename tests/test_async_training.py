@@ -53,7 +53,7 @@ def test_async_with_alpha_one_and_one_client_is_sequential_local_training(tmp_pa
     trainer = fresh_trainer(s)
     w = trainer.params
     for v, u in enumerate(updates):  # w_{v+1} = w_v + the local update trained from w_v
-        (done,) = trainer.executor.submit([TrainJob(0, v, int(u["job"]))], {v: w})
+        (done,) = trainer.step.executor.submit([TrainJob(0, v, int(u["job"]))], {v: w})
         w = {name: w[name] + done.delta[name] for name in w}
     assert_close(result.params, w)
     w0 = fresh_trainer(s).params
@@ -75,7 +75,7 @@ def test_buffered_with_k_equal_concurrency_is_fedavg_uniform_on_the_same_arrival
         group = [u for u in updates if int(u["applied_version"]) == v]
         jobs = [TrainJob(int(u["client"]), int(u["base_version"]), int(u["job"]))
                 for u in group]
-        done = trainer.executor.submit(jobs, versions)
+        done = trainer.step.executor.submit(jobs, versions)
         outcome = RoundOutcome(v, 0.0, 1.0, 1.0, k, tuple(j.client for j in jobs),
                                tuple(Arrival(j.client, j.base_round, 0.5, 1) for j in jobs), ())
         versions[v + 1], _, _ = fedavg.aggregate(None, versions[v], outcome, done)

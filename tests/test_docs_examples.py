@@ -126,7 +126,7 @@ def test_run_directory_names_every_column_reason_and_event_kind():
     from simfl.core.config import Battery, Energy
     from simfl.core.rng import RngTree
     from simfl.metrics.rundir import EVAL_COLUMNS, EVENT_COLUMNS, MAC_COLUMNS, ROUND_COLUMNS
-    from simfl.metrics.tiers import TIER_COLUMNS
+    from simfl.metrics.recorder import TIER_COLUMNS
     from simfl.sim.energy.battery import Batteries
 
     names = documented("run-directory.md")

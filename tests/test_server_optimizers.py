@@ -324,12 +324,12 @@ def test_the_trainer_steps_only_when_the_aggregator_stepped(tiny_scenario):
     w0 = {k: v.clone() for k, v in trainer.params.items()}
     g1 = {k: torch.full_like(v, 0.5) for k, v in w0.items()}
     g2 = {k: torch.full_like(v, -0.25) for k, v in w0.items()}
-    trainer.aggregator = Scripted([(None, False), (g1, True), (None, False), (g2, True)])
+    trainer.step.aggregator = Scripted([(None, False), (g1, True), (None, False), (g2, True)])
     transform = so.fedadam(0.01, 0.9, 0.99, 1e-3)
-    state0 = trainer.opt_state
+    state0 = trainer.step.opt_state
 
     trainer.train(0, outcome(0, []), {})  # not stepped: model and state untouched
-    assert trainer.opt_state is state0
+    assert trainer.step.opt_state is state0
     assert all(torch.equal(trainer.params[k], w0[k]) for k in w0)
     trainer.train(1, outcome(1, []), {})
     step1, state1 = transform.update(g1, transform.init(w0), w0)
@@ -371,15 +371,15 @@ def test_a_session_start_restarts_the_optimiser_state(tiny_scenario):
     ctx = build_context(scenario)
     trainer = build_trainer(ctx, build_online(ctx))
     g = {k: torch.ones_like(v) for k, v in trainer.params.items()}
-    trainer.aggregator = Scripted([(g, True), (g, True)])
-    trainer.sessions = EnterAt(1)
+    trainer.step.aggregator = Scripted([(g, True), (g, True)])
+    trainer.step.sessions = EnterAt(1)
     trainer.begin_round(0, 0.0)
     trainer.train(0, outcome(0, []), {})
     # m = Delta = (w + 1) - w, 1 up to float32 rounding
     assert all(torch.allclose(m, torch.ones_like(m), atol=1e-6, rtol=0)
-               for m in trainer.opt_state[0].m.values())
+               for m in trainer.step.opt_state[0].m.values())
     trainer.begin_round(1, 1.0)  # a session starts: m = 0 again
-    assert all(torch.equal(m, torch.zeros_like(m)) for m in trainer.opt_state[0].m.values())
+    assert all(torch.equal(m, torch.zeros_like(m)) for m in trainer.step.opt_state[0].m.values())
     before = {k: v.clone() for k, v in trainer.params.items()}
     trainer.train(1, outcome(1, []), {})  # step = m = g, not 0.9 g + g
     assert all(torch.allclose(trainer.params[k], before[k] + 1.0, atol=1e-6, rtol=0)
@@ -391,7 +391,7 @@ def test_the_identity_builds_no_transform_in_the_trainer(tiny_scenario):
 
     ctx = build_context(tiny_scenario)
     trainer = build_trainer(ctx, build_online(ctx))
-    assert trainer.optimizer is None and trainer.opt_state is None
+    assert trainer.step.optimizer is None and trainer.step.opt_state is None
 
 
 def test_timing_only_runs_with_an_optimiser_do_not_import_torch(tmp_path):

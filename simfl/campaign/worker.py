@@ -78,7 +78,7 @@ def _resumed(folder: Path, scenario: Any) -> Any:
     from simfl.core.errors import SimflError
     from simfl.experiment import resume_run
     from simfl.experiment.checkpoint import latest
-    from simfl.experiment.run import scenario_digest
+    from simfl.experiment.checkpoint_state import scenario_digest
     from simfl.metrics.run_lock import RunInUse
 
     try:

@@ -7,17 +7,22 @@ and aggregated, with the late uploads that landed in the round when the aggregat
 for them (FedAR ``late_policy = "store"``; a model version is kept while a late device
 still works from it). No simulated time depends on a training result.
 
-Modules: :mod:`~simfl.experiment.run` (``run_scenario``), :mod:`~simfl.experiment.build`
-(the build context and the builders), :mod:`~simfl.experiment.loop` (the round loop),
-:mod:`~simfl.experiment.training` (the model side of a run),
-:mod:`~simfl.experiment.trainer` (its interface, and the null trainer of timing-only
-runs), :mod:`~simfl.experiment.checkpoint`, :mod:`~simfl.experiment.checkpoint_codec`,
-:mod:`~simfl.experiment.checkpoint_check` and :mod:`~simfl.experiment.journal`
-(checkpoints: files, tree codec, checks against the live run, and the journal a
-resumed run replays),
-:mod:`~simfl.experiment.compute` (model, executor, evaluation: torch),
-:mod:`~simfl.experiment.probe` (the client-probe capability),
-:mod:`~simfl.experiment.sessions` (``population.sessions`` wired up) and
+Modules: :mod:`~simfl.experiment.run` (``run_scenario``, ``resume_run`` and the one
+assembly of a run's components), :mod:`~simfl.experiment.build` (the build context and
+the builders), the loops :mod:`~simfl.experiment.loop` (rounds) and
+:mod:`~simfl.experiment.async_loop` (server steps), :mod:`~simfl.experiment.edges`
+(edge servers' models), the model side: :mod:`~simfl.experiment.trainer` (the interface
+the loops use, and the null trainer of timing-only runs),
+:mod:`~simfl.experiment.training` (the real one), :mod:`~simfl.experiment.model_step`
+(train, aggregate, optimise), :mod:`~simfl.experiment.eval_schedule` (evaluations, the
+best model, divergence), :mod:`~simfl.experiment.compute` (model, executor, evaluation:
+torch), :mod:`~simfl.experiment.session_model` (``population.sessions``' warm starts
+and scoring); checkpoints: :mod:`~simfl.experiment.checkpoint` (files),
+:mod:`~simfl.experiment.checkpoint_codec` (tree codec),
+:mod:`~simfl.experiment.checkpoint_state` (what a checkpoint holds, saving and taking
+it up), :mod:`~simfl.experiment.checkpoint_check` (checks against the live run) and
+:mod:`~simfl.experiment.journal` (what a resumed run replays);
+:mod:`~simfl.experiment.probe` (the client-probe capability) and
 :mod:`~simfl.experiment.gc_tuning`.
 """
 

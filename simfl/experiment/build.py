@@ -16,15 +16,15 @@ import numpy as np
 import simpy
 
 from simfl.algorithms import build_aggregator, build_sampler
+from simfl.algorithms.async_rules import FedAsyncRule, FedBuffRule
 from simfl.algorithms.compressed import compressed, with_vote
 from simfl.algorithms.server_optimizers import Transform, build_server_optimizer
-from simfl.core.config import LrSchedule, Scenario
+from simfl.core.config import AirComp, AsyncMode, BufferedMode, LrSchedule, Scenario, ServerMode
 from simfl.core.config.compression import upload_bytes
 from simfl.core.errors import ConfigError
 from simfl.core.registry import registry
 from simfl.core.rng import RngTree
 from simfl.core.config.hierarchy import edge_work
-from simfl.experiment.access import build_access
 from simfl.experiment.devices import client_speeds
 from simfl.experiment.edges import tier_arguments, with_edges
 from simfl.experiment.payload import upload_bits
@@ -34,7 +34,10 @@ from simfl.metrics.rundir import write_csv
 from simfl.sim.availability.models import build_availability
 from simfl.sim.energy.battery import build_energy_source
 from simfl.sim.links.channel import Links, build_link
+from simfl.sim.mac.aircomp import build_aircomp_access
+from simfl.sim.mac.kinds import build_mac
 from simfl.sim.radio.broadcast import Broadcast
+from simfl.sim.radio.capture import air_of
 from simfl.sim.radio.fading import build_fading
 from simfl.sim.radio.link import RadioLink
 from simfl.sim.radio.mobility import STILL, Mover, build_mover
@@ -165,6 +168,18 @@ def build_simulation(ctx: BuildContext, online) -> Simulation:
                    if net_cfg.downlink_mode == "broadcast" else None))
 
 
+def build_access(scenario: Scenario, env: simpy.Environment, rngs: RngTree, charge,
+                 radio_map: RadioMap | None):
+    """The medium access of ``scenario``'s uploads: the configured MAC, or the single
+    analog slot of over-the-air aggregation when the aggregator is ``aircomp``;
+    ``charge`` books each transmission's energy."""
+    n_clients, net_cfg, server = scenario.task.n_clients, scenario.network, scenario.server
+    if isinstance(server.algorithm, AirComp):
+        return build_aircomp_access(server.algorithm, env, rngs, n_clients, server.deadline_s,
+                                    net_cfg.radio and net_cfg.radio.bandwidth_hz, radio_map)
+    return build_mac(net_cfg.mac, env, rngs, n_clients, charge, air=air_of(net_cfg, radio_map))
+
+
 def build_links(scenario: Scenario, rngs: RngTree) -> tuple[Links, RadioMap | None, Mover]:
     """The two links, from the channels or, with ``network.radio``, from geometry (then
     also the radio map: positions, access points and mean path gains, and the mover that
@@ -197,22 +212,38 @@ def build_trainer(ctx: BuildContext, online) -> Trainer:
     """The model side of the run; the null trainer when the run is timing-only."""
     if not ctx.trains:
         return NullTrainer()
-    from simfl.experiment.compute import _Trainer
-    from simfl.experiment.sessions import NoSessions, SessionRun
+    from simfl.experiment.compute import ModelCompute
+    from simfl.experiment.eval_schedule import EvalSchedule
+    from simfl.experiment.model_step import ModelStep
+    from simfl.experiment.session_model import NoSessions, SessionRun
     from simfl.experiment.training import ModelTrainer
 
-    scenario = ctx.scenario
-    compute = _Trainer(scenario, ctx.data, ctx.rngs)
+    scenario, data = ctx.scenario, ctx.data
+    compute = ModelCompute(scenario, data, ctx.rngs)
     server = scenario.server
     aggregator = compressed(build_aggregator(server.algorithm, scenario.task.lr,
                                              ctx.clients_per_round, ctx.lr_schedule),
                             server.compression, ctx.rngs)
     cfg = scenario.population.sessions
     sessions = (NoSessions(compute) if cfg is None else
-                SessionRun(cfg, online, compute, ctx.data, scenario.task, ctx.rngs,
-                           ctx.n_samples))
-    return with_edges(scenario, ModelTrainer(scenario, compute, aggregator, sessions, ctx.data,
-                                             ctx.rngs, ctx.n_samples, build_optimizer(ctx)))
+                SessionRun(cfg, online, compute, data, scenario.task, ctx.rngs, ctx.n_samples))
+    step = ModelStep(server, compute.params, aggregator, compute.executor, sessions,
+                     ctx.n_samples, build_optimizer(ctx), build_server_rule(server.mode),
+                     getattr(compute.net, "buffer_names", ()))
+    schedule = EvalSchedule(scenario.run, sessions,
+                            lambda params: compute.evaluate.class_accuracy(params, data.n_classes))
+    return with_edges(scenario, ModelTrainer(compute, step, schedule, sessions, data,
+                                             scenario.task.dataset, ctx.rngs))
+
+
+def build_server_rule(mode: ServerMode) -> FedAsyncRule | FedBuffRule | None:
+    """The server rule of an asynchronous mode (``server.mode``); None in sync mode,
+    where the aggregator steps once per round."""
+    if isinstance(mode, BufferedMode):
+        return FedBuffRule(mode.buffer_size, mode.server_lr)
+    if isinstance(mode, AsyncMode):
+        return FedAsyncRule(mode.alpha)
+    return None
 
 
 def build_optimizer(ctx: BuildContext) -> Transform | None:

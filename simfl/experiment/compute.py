@@ -1,7 +1,7 @@
 """The compute half of a training run: data on the device, model, executor, evaluation.
 
 Torch lives here; timing-only runs never import this module's dependencies (the
-:class:`~simfl.experiment.trainer.NullTrainer` stands in for it).
+:class:`~simfl.experiment.trainer.NullTrainer` stands in for the whole model side).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from simfl.core.errors import ConfigError
 from simfl.core.rng import RngTree
 
 
-class _Trainer:
+class ModelCompute:
     """The compute half of a run: data, model, executor, evaluation (torch lives here)."""
 
     def __init__(self, scenario: Scenario, data, rngs: RngTree) -> None:
@@ -33,11 +33,11 @@ class _Trainer:
                                   sample_loss(task.dataset))
 
     def executor_for(self, task: Task, data, rngs: RngTree):
-        """Another executor of the kind this trainer chose, on its device, for ``task``."""
+        """Another executor of the kind this run chose, on its device, for ``task``."""
         return type(self.executor)(self.net, data, task, rngs, self.executor.device)
 
     def inline_executor_for(self, task: Task, data, rngs: RngTree):
-        """An inline executor on this trainer's device: the one that takes a loss penalty."""
+        """An inline executor on this run's device: the one that takes a loss penalty."""
         from simfl.train.executor import InlineExecutor
 
         return InlineExecutor(self.net, data, task, rngs, self.executor.device)

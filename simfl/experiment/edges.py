@@ -13,7 +13,8 @@ reached takes it. Evaluations and samplers' probes see the cloud's latest model.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from pathlib import Path
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from simfl.core.config import Scenario
 from simfl.core.records import RoundOutcome
 from simfl.core.tiers import TierRecord
 from simfl.metrics.recorder import RunRecorder
+from simfl.sim.rounds.server_steps import Update
 
 
 def tier_arguments(scenario: Scenario) -> dict[str, Any]:
@@ -82,12 +84,14 @@ def weighted_average(models: list[Any], weights: list[float]) -> Any:
 
 class EdgeTrainer:
     """``inner`` (a :class:`~simfl.experiment.training.ModelTrainer`) run once per edge
-    server in each round, and the cloud's aggregation in cloud rounds."""
+    server in each round, and the cloud's aggregation in cloud rounds: its model step
+    (:class:`~simfl.experiment.model_step.ModelStep`) takes each edge's model and
+    aggregator state in turn."""
 
     def __init__(self, inner: Any, n_edges: int) -> None:
         self.inner = inner
         self.models = [inner.params] * n_edges  # each edge's model
-        self.states = [inner.agg_state] * n_edges  # each edge's aggregator state
+        self.states = [inner.step.agg_state] * n_edges  # each edge's aggregator state
 
     @property
     def params(self) -> Any:
@@ -102,14 +106,6 @@ class EdgeTrainer:
     def device(self) -> Any:
         return self.inner.device
 
-    @property
-    def compute(self) -> Any:
-        return self.inner.compute
-
-    @property
-    def best(self) -> Any:
-        return self.inner.best
-
     def begin_round(self, round: int, t_s: float) -> None:
         self.inner.begin_round(round, t_s)
 
@@ -120,21 +116,25 @@ class EdgeTrainer:
         tier = outcome.tier
         assert isinstance(tier, TierRecord), "a hierarchical run's rounds carry a tier record"
         edge_of = dict(zip(outcome.selected, tier.edges))
-        cloud, n_trained, n_aggregated = self.inner.params, 0, 0
-        inner = self.inner
+        step = self.inner.step
+        cloud, n_trained, n_aggregated = step.params, 0, 0
         for edge in sorted(set(tier.edges)):
-            inner.params, inner.agg_state = self.models[edge], self.states[edge]
-            trained, aggregated = inner.train(round, edge_outcome(outcome, edge_of, edge),
-                                              late_running)
-            self.models[edge], self.states[edge] = inner.params, inner.agg_state
+            step.take(self.models[edge], self.states[edge])
+            trained, aggregated = step.train(round, edge_outcome(outcome, edge_of, edge),
+                                             late_running)
+            self.models[edge], self.states[edge] = step.params, step.agg_state
             n_trained, n_aggregated = n_trained + trained, n_aggregated + aggregated
         if tier.cloud and tier.edges_up:
             cloud = weighted_average([self.models[e] for e in tier.edges_up],
                                      [float(tier.edge_samples[e]) for e in tier.edges_up])
             for edge in tier.edges_down:
                 self.models[edge] = cloud
-        inner.params = cloud
+        step.take(cloud, step.agg_state)
         return n_trained, n_aggregated
+
+    def apply(self, version: int, updates: Sequence[Update], staleness: Sequence[float],
+              versions: Mapping[int, Any]) -> tuple[int, int]:
+        raise NotImplementedError("edge servers aggregate in rounds (server.mode = sync)")
 
     def evaluate_due(self, recorder: RunRecorder, t_close_s: float, completed: int,
                      before_close: bool) -> None:
@@ -154,6 +154,9 @@ class EdgeTrainer:
 
     def warnings(self, n_arrived: int, n_rounds: int) -> list[str]:
         return list(self.inner.warnings(n_arrived, n_rounds))
+
+    def save_models(self, out_dir: Path) -> None:
+        self.inner.save_models(out_dir)  # the cloud's model
 
     def snapshot(self) -> dict[str, Any]:
         """The inner trainer's state (its ``params`` is the cloud's model) and every

@@ -11,7 +11,8 @@ MAC, devices still uploading late, the sampler's state) exactly, without trainin
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from pathlib import Path
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from simfl.core.records import RoundOutcome
 from simfl.experiment.checkpoint import CheckpointError
 from simfl.experiment.trainer import Trainer
 from simfl.metrics.recorder import RunRecorder
+from simfl.sim.rounds.server_steps import Update
 
 
 class JournaledTrainer:
@@ -75,6 +77,15 @@ class JournaledTrainer:
         self.entries.append(("train", n_trained, n_aggregated))
         return n_trained, n_aggregated
 
+    def apply(self, version: int, updates: Sequence[Update], staleness: Sequence[float],
+              versions: Mapping[int, Any]) -> tuple[int, int]:
+        if self.replaying:
+            _, n_trained, n_applied = self._next("apply")
+            return n_trained, n_applied
+        n_trained, n_applied = self.inner.apply(version, updates, staleness, versions)
+        self.entries.append(("apply", n_trained, n_applied))
+        return n_trained, n_applied
+
     def evaluate_due(self, recorder: RunRecorder, t_close_s: float, completed: int,
                      before_close: bool) -> None:
         if not self.replaying:
@@ -107,6 +118,9 @@ class JournaledTrainer:
 
     def warnings(self, n_arrived: int, n_rounds: int) -> list[str]:
         return self.inner.warnings(n_arrived, n_rounds)
+
+    def save_models(self, out_dir: Path) -> None:
+        self.inner.save_models(out_dir)
 
     def snapshot(self) -> dict[str, Any]:
         """The model side's state (for a checkpoint)."""

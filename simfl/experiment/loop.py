@@ -1,15 +1,27 @@
-"""The round loop: decide a round's outcome in simulated time, then hand it to the trainer."""
+"""The loops a run can go through, and the round loop.
+
+A loop is the strategy a run follows between its assembly and its summary
+(:class:`RunLoop`): :class:`RoundLoop` runs rounds (``server.mode = "sync"``; with
+``server.hierarchy`` the simulation's rounds are edge rounds and the trainer keeps a
+model per edge, :mod:`~simfl.experiment.edges`), and
+:class:`~simfl.experiment.async_loop.ContinuousLoop` runs server steps (``async``,
+``buffered``). Each decides in simulated time first, then hands what arrived to the
+model side through :class:`~simfl.experiment.trainer.Trainer`, and brings its own
+recorder (:meth:`RoundLoop.build_recorder`).
+"""
 
 from __future__ import annotations
 
 import time
-from typing import Callable
+from pathlib import Path
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
 from simfl.core.config import Scenario
 from simfl.core.rng import RngTree
 from simfl.experiment.arrivals import ArrivalWatch
+from simfl.experiment.build import BuildContext
 from simfl.experiment.gc_tuning import FREEZE_EVERY_S, gc_for_many_objects
 from simfl.experiment.trainer import Trainer
 from simfl.metrics.recorder import RunRecorder
@@ -21,8 +33,30 @@ ProgressFn = Callable[[int, float, "float | None"], None]
 RoundEndFn = Callable[[int], None]
 
 
+class RunLoop(Protocol):
+    """What a run's assembly asks of its loop."""
+
+    n_arrived: int  # updates that arrived so far (a checkpoint's fingerprint has it)
+
+    def run(self, progress: ProgressFn | None, round_end: RoundEndFn | None = None,
+            replay_rounds: int = 0) -> None: ...
+
+    def summary(self) -> dict[str, Any]: ...  # the loop's own fields of summary.json
+
+    def warnings(self) -> list[str]: ...  # summary.json's warnings about the run
+
+
 class RoundLoop:
     """Runs rounds until ``run.rounds`` or ``run.horizon_s``; counts what arrived."""
+
+    @staticmethod
+    def build_recorder(out_dir: Path, config: dict[str, Any], ctx: BuildContext,
+                       started_s: float, eval_extra: tuple[str, ...],
+                       resume: bool) -> RunRecorder:
+        """The recorder of a run of rounds (``resume``: silent while it replays)."""
+        return RunRecorder(out_dir, config, ctx.scenario.run.target_accuracy, started_s,
+                           eval_extra=eval_extra, late=ctx.keep_late, resume=resume,
+                           tiers=ctx.tiered, upload_bits=ctx.upload_bits)
 
     def __init__(self, scenario: Scenario, sim: Simulation, sampler, trainer: Trainer,
                  recorder: RunRecorder, rngs: RngTree, n_samples: np.ndarray) -> None:
@@ -74,6 +108,10 @@ class RoundLoop:
         self.recorder.round(outcome, n_trained, n_aggregated,
                             len(outcome.late_received) if n_trained else 0)
         self.trainer.evaluate_due(self.recorder, outcome.t_close_s, r + 1, before_close=False)
+
+    def summary(self) -> dict[str, Any]:
+        """Fields of ``summary.json`` of the loop's own: none for rounds."""
+        return {}
 
     def warnings(self) -> list[str]:
         """What a user must know to read the run's result (``summary.json`` ``warnings``)."""

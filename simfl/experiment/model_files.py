@@ -10,7 +10,6 @@ runs train no model and write neither.
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 from typing import Any
@@ -20,37 +19,12 @@ from simfl.core.errors import OutputError
 FINAL, BEST = "model.pt", "model_best.pt"
 
 
-class BestModel:
-    """The global model of the best evaluation so far, copied when one beats it."""
-
-    def __init__(self) -> None:
-        self.accuracy: float | None = None
-        self.params: Any = None
-
-    def offer(self, accuracy: float, params: Any) -> None:
-        """Keep a copy of ``params`` if ``accuracy`` beats every earlier one."""
-        if params is None or not math.isfinite(accuracy):
-            return
-        if self.accuracy is None or accuracy > self.accuracy:
-            self.accuracy = accuracy
-            self.params = {k: v.detach().clone() for k, v in params.items()}
-
-    def snapshot(self) -> dict[str, Any]:
-        return {"accuracy": self.accuracy, "params": self.params}
-
-    def restore(self, state: dict[str, Any]) -> None:
-        self.accuracy, self.params = state["accuracy"], state["params"]
-
-
-def write_models(out_dir: Path, trainer: Any) -> None:
-    """Write ``model.pt`` and ``model_best.pt`` of ``trainer`` (a model trainer, or one
-    wrapped in a journal) into ``out_dir``; nothing for a run without a model."""
-    inner = getattr(trainer, "inner", trainer)
-    compute, best = getattr(inner, "compute", None), getattr(inner, "best", None)
-    if compute is None or inner.params is None:
-        return
-    as_state = getattr(compute.net, "state_dict", None)
-    for name, params in ((FINAL, inner.params), (BEST, best.params if best else None)):
+def write_models(out_dir: Path, net: Any, final: Any, best: Any) -> None:
+    """Write ``model.pt`` (the model ``final``) and ``model_best.pt`` (``best``, the
+    model of the best evaluation, :class:`~simfl.experiment.eval_schedule.BestModel`)
+    of the run's model ``net`` into ``out_dir``; a model that is None is not written."""
+    as_state = getattr(net, "state_dict", None)
+    for name, params in ((FINAL, final), (BEST, best)):
         if params is None:
             continue
         state = (as_state(params) if as_state is not None else

@@ -1,11 +1,17 @@
-"""``run_scenario`` and ``resume_run``: build a run's components, run its rounds, write
-its run directory (and, with ``run.checkpoint_every_rounds``, its checkpoints)."""
+"""``run_scenario`` and ``resume_run``: one assembly of a run's components
+(:class:`RunAssembly`), its loop run, its run directory written (and, with
+``run.checkpoint_every_rounds``, its checkpoints).
+
+Every run is assembled the same way, whatever its server mode: the build context, the
+simulation, the model side (:class:`~simfl.experiment.trainer.Trainer`), the probe and
+the sampler, the run folder and its recorder, checkpointing, and the loop the mode asks
+for (:func:`loop_class`: rounds or server steps). The loop decides, the trainer
+computes; the assembly then writes what every run writes.
+"""
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
-import json
 import platform
 import time
 from dataclasses import dataclass
@@ -13,21 +19,20 @@ from pathlib import Path
 from typing import Any
 
 from simfl.core.config import Scenario
-from simfl.core.errors import ConfigError, SimflError
+from simfl.core.errors import ConfigError
 from simfl.core.records import RoundOutcome
 from simfl.experiment import checkpoint
+from simfl.experiment.async_loop import ContinuousLoop
 from simfl.experiment.build import (BuildContext, build_client_sampler, build_context,
                                     build_online, build_probe, build_simulation, build_trainer,
                                     check_local_rule, write_mobility)
 from simfl.experiment.checkpoint import CheckpointError
-from simfl.experiment.checkpoint_check import check_state, check_top, saved_scenario
-from simfl.experiment.journal import JournaledTrainer
-from simfl.experiment.loop import ProgressFn, RoundLoop
-from simfl.experiment.model_files import write_models
+from simfl.experiment.checkpoint_check import saved_scenario
+from simfl.experiment.checkpoint_state import Checkpointing
+from simfl.experiment.loop import ProgressFn, RoundLoop, RunLoop
 from simfl.experiment.threads import torch_threads
-from simfl.metrics.recorder import TABLES, RunRecorder
 from simfl.metrics.run_lock import RunLock
-from simfl.metrics.rundir import EVAL_COLUMNS, check_tables, fresh_run_dir
+from simfl.metrics.rundir import EVAL_COLUMNS, fresh_run_dir
 from simfl.preflight import preflight, upload_airtime_warnings
 from simfl.sim.radio.radio_map import client_table
 
@@ -63,13 +68,9 @@ def run_scenario(scenario: Scenario, out_dir: Path | None = None,
     """
     preflight(scenario)  # every check that needs no training, before anything is allocated
     with torch_threads(scenario, threads) as chosen:
-        if not scenario.server.mode.synchronous:  # async or buffered: no rounds
-            from simfl.experiment.async_loop import run_continuous
-
-            return run_continuous(scenario, out_dir, progress, chosen)
         started_s = time.perf_counter()
-        run = _Run(scenario, started_s, out_dir)
-        lock = RunLock(run.out_dir).acquire() if run.every is not None else None
+        run = RunAssembly(scenario, started_s, out_dir)
+        lock = RunLock(run.out_dir).acquire() if run.checkpoints.every is not None else None
         try:
             return run.go(progress, chosen)
         finally:
@@ -104,7 +105,8 @@ def resume_run(run_dir: Path | str, progress: ProgressFn | None = None, *,
         preflight(scenario)
         with torch_threads(scenario, threads) as chosen:
             started_s = time.perf_counter()
-            return _Run(scenario, started_s, run_dir, resume_from=found).go(progress, chosen)
+            return RunAssembly(scenario, started_s, run_dir, resume_from=found).go(progress,
+                                                                                   chosen)
     finally:
         lock.release()
 
@@ -118,14 +120,14 @@ def eval_columns(ctx: BuildContext) -> tuple[str, ...]:
         f"acc_class_{k}" for k in range(classes))
 
 
-def scenario_digest(scenario: Scenario) -> str:
-    """A hash of the resolved scenario (a checkpoint belongs to one scenario)."""
-    text = json.dumps(scenario.to_dict(), sort_keys=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+def loop_class(scenario: Scenario) -> Any:
+    """The loop ``scenario``'s server mode runs: rounds (``sync``, with or without edge
+    servers) or server steps (``async``, ``buffered``)."""
+    return RoundLoop if scenario.server.mode.synchronous else ContinuousLoop
 
 
-class _Run:
-    """One run's built components, from a fresh start or a checkpoint."""
+class RunAssembly:
+    """One run's components, built once from a fresh start or a checkpoint."""
 
     def __init__(self, scenario: Scenario, started_s: float, out_dir: Path | None,
                  resume_from: Path | None = None) -> None:
@@ -136,19 +138,11 @@ class _Run:
         online = build_online(ctx)
         self.sim = build_simulation(ctx, online)
         trainer = build_trainer(ctx, online)
-        self.every = scenario.run.checkpoint_every_rounds
-        self.saved: dict[str, Any] | None = None
-        live_trainer: dict[str, Any] = {}
-        if resume_from is not None:
-            self.saved = checkpoint.load(resume_from, trainer.device)
-            check_top(self.saved, int(resume_from.name[len("round_"):]),
-                      scenario.run.rounds)
-            self._check_saved(scenario)
-            live_trainer = trainer.snapshot()
-            trainer = JournaledTrainer(trainer, self.saved["journal"])
-        elif self.every is not None:
-            trainer = JournaledTrainer(trainer)
-        self.trainer = trainer
+        checkpoints = self.checkpoints = Checkpointing(
+            scenario, versions()["simfl"], scenario.run.checkpoint_every_rounds, resume_from,
+            trainer.device)
+        live_trainer = trainer.snapshot() if resume_from is not None else {}
+        self.trainer = trainer = checkpoints.journal(trainer)
         self.probe = build_probe(ctx, self.sim, trainer)
         sampler = build_client_sampler(ctx, self.probe)
 
@@ -158,78 +152,34 @@ class _Run:
         self.out_dir = out_dir
         config = {"scenario": scenario.to_dict(), "seed": scenario.seed,
                   "model_bytes": ctx.model_bytes, "versions": versions()}
-        self.recorder = RunRecorder(out_dir, config, scenario.run.target_accuracy, started_s,
-                                    eval_extra=eval_columns(ctx), late=ctx.keep_late,
-                                    resume=resume_from is not None, tiers=ctx.tiered,
-                                    upload_bits=ctx.upload_bits)
-        self.loop = RoundLoop(scenario, self.sim, sampler, trainer, self.recorder, ctx.rngs,
-                              ctx.n_samples)
-        if self.saved is not None:  # all of it checked before any file is touched
-            check_state(self.saved, self._fingerprint(), live_trainer, ctx.n_clients,
-                        len(EVAL_COLUMNS) + len(eval_columns(ctx)), TABLES)
-            check_tables(out_dir, TABLES, self.saved["recorder"]["sizes"])
-
-    def _check_saved(self, scenario: Scenario) -> None:
-        saved = self.saved
-        assert saved is not None
-        mine = versions()["simfl"]
-        if saved["simfl"] != mine:
-            raise CheckpointError(f"the checkpoint was written by simfl {saved['simfl']}, this "
-                                  f"is simfl {mine}: resume with that version, or run again")
-        if saved["scenario"] != scenario_digest(scenario):
-            raise CheckpointError("the checkpoint belongs to another scenario than the run "
-                                  "folder's config.json")
+        loop = loop_class(scenario)
+        self.recorder = loop.build_recorder(out_dir, config, ctx, started_s,
+                                            eval_columns(ctx), resume_from is not None)
+        self.loop: RunLoop = loop(scenario, self.sim, sampler, trainer, self.recorder,
+                                  ctx.rngs, ctx.n_samples)
+        checkpoints.attach(out_dir, self.sim, trainer, self.recorder, self.loop)
+        checkpoints.check_saved(live_trainer, ctx.n_clients,
+                                len(EVAL_COLUMNS) + len(eval_columns(ctx)))
 
     def go(self, progress: ProgressFn | None, threads: int | None) -> RunResult:
-        replay = 0 if self.saved is None else int(self.saved["rounds_done"])
+        """Run the loop, then write what every run writes: ``clients.csv``, the mobility
+        table, the models, ``summary.json``."""
+        checkpoints = self.checkpoints
+        saving = checkpoints.every is not None or checkpoints.saved is not None
         try:
-            self.loop.run(progress, self._round_end, replay)
+            self.loop.run(progress, checkpoints.round_end if saving else None,
+                          checkpoints.replay_rounds)
         finally:
             self.recorder.flush(force=True)
-        if self.saved is not None and isinstance(self.trainer, JournaledTrainer) \
-                and self.trainer.replaying:
-            raise CheckpointError(f"the run ended before round {replay} in the replay: it "
-                                  "does not replay the way it ran")
+        checkpoints.check_replayed()
         sim, recorder = self.sim, self.recorder
         recorder.clients(client_table(sim.battery.table(), sim.radio_map))
         write_mobility(self.out_dir, sim.mobility)
-        extra = {**self.probe.counts, "torch_threads": threads,
+        extra = {**self.probe.counts, **self.loop.summary(), "torch_threads": threads,
                  "warnings": self.airtime + self.probe.warnings + self.loop.warnings()}
-        if self.saved is not None:
-            extra["resumed_after_round"] = replay
-        write_models(self.out_dir, self.trainer)  # before summary.json: a finished run has them
+        if checkpoints.saved is not None:
+            extra["resumed_after_round"] = checkpoints.replay_rounds
+        self.trainer.save_models(self.out_dir)  # before summary.json: a finished run has them
         summary = recorder.finish(sim.now_s, sim.n_events,
                                   sim.events if self.scenario.run.events else None, extra)
         return RunResult(self.out_dir, summary, recorder.outcomes, self.trainer.params)
-
-    def _round_end(self, rounds_done: int) -> None:
-        if self.saved is not None and rounds_done == int(self.saved["rounds_done"]):
-            self._take_up(self.saved)
-        elif self.every is not None and rounds_done % self.every == 0:
-            checkpoint.save(self.out_dir, rounds_done, self._state(rounds_done))
-
-    def _fingerprint(self) -> dict[str, Any]:
-        """What the replay must reproduce exactly before a checkpoint is taken up."""
-        r = self.recorder
-        return {"now_s": self.sim.now_s, "events": self.sim.n_events, "rounds": r.n_rounds,
-                "trained": r.trained_total, "aggregated": r.aggregated_total,
-                "energy_j": r.energy_total_j, "arrived": self.loop.n_arrived}
-
-    def _state(self, rounds_done: int) -> dict[str, Any]:
-        trainer = self.trainer
-        assert isinstance(trainer, JournaledTrainer)
-        return {"format": 1, "simfl": versions()["simfl"],
-                "scenario": scenario_digest(self.scenario), "rounds_done": rounds_done,
-                "fingerprint": self._fingerprint(), "journal": trainer.entries,
-                "trainer": trainer.snapshot(), "recorder": self.recorder.snapshot()}
-
-    def _take_up(self, saved: dict[str, Any]) -> None:
-        trainer = self.trainer
-        assert isinstance(trainer, JournaledTrainer)
-        trainer.end_replay()
-        if self._fingerprint() != saved["fingerprint"]:
-            raise CheckpointError(f"the replay of {saved['rounds_done']} rounds ended in "
-                                  f"{self._fingerprint()}, the run was at "
-                                  f"{saved['fingerprint']}: it does not replay the same way")
-        trainer.restore(saved["trainer"])
-        self.recorder.restore(saved["recorder"])

@@ -10,11 +10,17 @@ from typing import Any, Sequence
 from simfl.core.records import Event, RoundOutcome
 from simfl.metrics.bits import UploadBits
 from simfl.metrics.invariants import check_energy, check_rounds
-from simfl.metrics.tiers import TIER_COLUMNS, tier_row
 from simfl.metrics.rundir import (EVAL_COLUMNS, ROUND_COLUMNS, append_text,
                                   csv_text, cut_tables, table_sizes, write_atomic, write_csv,
                                   write_json)
 from simfl.metrics.side_tables import SideTables
+
+#: the columns ``rounds.csv`` gains in hierarchical FL (``server.hierarchy``): ``tier``,
+#: ``edge`` (the edges aggregated) or ``cloud`` (then the cloud too); ``edges_up``: edge
+#: models that reached the cloud; ``edges_down``: edges the cloud's model reached;
+#: ``t_edge_close_s``: when the edge round closed (``t_close_s`` is the end of the cloud
+#: phase in a cloud round)
+TIER_COLUMNS = ("tier", "edges_up", "edges_down", "t_edge_close_s")
 
 #: the tables the recorder appends to while the run goes on
 TABLES = ("rounds.csv", "evals.csv", "mac.csv", "aircomp.csv")
@@ -224,3 +230,11 @@ class _EnergyTotal:
 
 def _records(outcome: RoundOutcome) -> int:
     return 1 + len(outcome.received) + len(outcome.missing) + len(outcome.late_received)
+
+
+def tier_row(outcome: RoundOutcome) -> tuple[str, int, int, float]:
+    """The :data:`TIER_COLUMNS` values of a hierarchical round."""
+    tier = outcome.tier
+    if tier is None:
+        raise ValueError(f"round {outcome.round} has no tier record in a hierarchical run")
+    return tier.tier, len(tier.edges_up), len(tier.edges_down), tier.t_edge_close_s

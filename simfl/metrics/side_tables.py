@@ -1,14 +1,25 @@
 """The run folder's tables that appear with their first row: ``mac.csv`` (a contention
-MAC's slot statistics) and ``aircomp.csv`` (analog slots, :mod:`simfl.metrics.air_table`)."""
+MAC's slot statistics) and ``aircomp.csv`` (one row per round's analog slot when
+``server.algorithm.kind = "aircomp"``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Sequence
 
+from simfl.core.air_slot import AirSlot
 from simfl.core.records import RoundOutcome
-from simfl.metrics.air_table import AIR_COLUMNS, air_row
 from simfl.metrics.rundir import CSMA_COLUMNS, MAC_COLUMNS, append_text, csv_text, write_atomic
+
+AIR_COLUMNS = ("round", "t_start_s", "slot_s", "n_participants", "n_truncated", "eta", "mse",
+               "participants", "truncated")
+
+
+def air_row(slot: AirSlot) -> tuple[int | float | str, ...]:
+    """The ``aircomp.csv`` row of ``slot``: the client lists as space-separated ids."""
+    return (slot.round, slot.t_start_s, slot.slot_s, len(slot.participants),
+            len(slot.truncated), slot.eta, slot.mse, " ".join(map(str, slot.participants)),
+            " ".join(map(str, slot.truncated)))
 
 
 class SideTable:

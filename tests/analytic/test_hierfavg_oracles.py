@@ -32,7 +32,7 @@ from simfl import experiment
 from simfl.core.config import apply_overrides, load_scenario
 from simfl.core.config.hierarchy import Backhaul, Hierarchy
 from simfl.core.config.scripted import ScriptedAvailability
-from simfl.metrics.tiers import TIER_COLUMNS
+from simfl.metrics.recorder import TIER_COLUMNS
 
 
 def _without_tier_columns(text: str) -> str:

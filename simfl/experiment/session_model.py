@@ -1,4 +1,6 @@
-"""``population.sessions`` on the model side of a run (docs/algorithms.md §3)."""
+"""``population.sessions`` on the model side of a run (docs/algorithms.md §3): the
+session in force, its warm start, the distillation teacher of the continuous
+initialiser, and the label set each evaluation is scored on."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import numpy as np
 
 from simfl.core.config import Continuous, Sessions, Similarity, Task
 from simfl.core.rng import RngTree
-from simfl.experiment.compute import _Trainer
+from simfl.experiment.compute import ModelCompute
 from simfl.sim.availability.sessions import SessionOnline
 
 
@@ -18,8 +20,8 @@ class NoSessions:
 
     extra: tuple = ()
 
-    def __init__(self, trainer: _Trainer) -> None:
-        self._score = trainer.evaluate
+    def __init__(self, compute: ModelCompute) -> None:
+        self._score = compute.evaluate
 
     def enter(self, round: int, t_s: float) -> bool:
         return False
@@ -41,29 +43,29 @@ class SessionRun:
     """The session in force, its warm start, the distillation teacher, and the label set
     evaluations are scored on.
 
-    Its executors come from the run's trainer: the gradient rounds of the similarity
-    initialiser (half the local lr, §3 step 2) use the executor kind the trainer chose
+    Its executors come from the run's compute half: the gradient rounds of the similarity
+    initialiser (half the local lr, §3 step 2) use the executor kind the run chose
     (``run.executor``); distillation towards the last session's model adds a loss
     penalty, which only the inline executor takes.
     """
 
-    def __init__(self, cfg: Sessions, online: SessionOnline, trainer: _Trainer, data,
+    def __init__(self, cfg: Sessions, online: SessionOnline, compute: ModelCompute, data,
                  task: Task, rngs: RngTree, n_samples: np.ndarray) -> None:
         from simfl.algorithms.sessions import SessionInitialiser
         from simfl.train.local import sample_loss
         from simfl.train.sessions import SessionEvaluator
 
-        self.cfg, self.online, self.trainer, self.n_samples = cfg, online, trainer, n_samples
+        self.cfg, self.online, self.compute, self.n_samples = cfg, online, compute, n_samples
         self.session = 0
         self._entered = False
         self.labels = cfg.label_sets(data.n_classes) if cfg.split_labels else None
         self.initialiser = SessionInitialiser(cfg)
-        self.state = self.initialiser.init(trainer.params)
+        self.state = self.initialiser.init(compute.params)
         if isinstance(cfg.init, Continuous):
-            self._distill = trainer.inline_executor_for(task, data, rngs)
+            self._distill = compute.inline_executor_for(task, data, rngs)
         if isinstance(cfg.init, Similarity):  # gradient rounds use half the local lr (§3 step 2)
-            self._half_lr = trainer.executor_for(replace(task, lr=task.lr / 2), data, rngs)
-        self._evaluate = SessionEvaluator(trainer.net, data.x_test, data.y_test, trainer.device,
+            self._half_lr = compute.executor_for(replace(task, lr=task.lr / 2), data, rngs)
+        self._evaluate = SessionEvaluator(compute.net, data.x_test, data.y_test, compute.device,
                                           sample_loss(task.dataset))
 
     @property
@@ -108,10 +110,10 @@ class SessionRun:
     def distill(self, jobs, versions, teacher):
         from simfl.train.distill import distillation
 
-        penalty = distillation(self.trainer.net, teacher, self.cfg.init.kl_coefficient)
+        penalty = distillation(self.compute.net, teacher, self.cfg.init.kl_coefficient)
         return self._distill.submit(jobs, versions, penalty)
 
     def score(self, params) -> tuple[float, float]:
         if self.labels is None:
-            return self.trainer.evaluate(params)
+            return self.compute.evaluate(params)
         return self._evaluate(params, self.labels[self.cfg.group_of(self.session)])

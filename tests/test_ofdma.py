@@ -7,7 +7,6 @@ from band_helpers import (MODEL_BYTES, RATE_BPS, arrivals, band_sim, everyone, r
                           with_radio)
 from simfl.cli import main as cli_main
 from simfl.core.config import Energy, OfdmaMac, SlottedAlohaMac
-from simfl.sim.energy.infinite import InfiniteEnergy
 from simfl.sim.radio.band import share_rate_bps
 from simfl.sim.radio.capture import Air
 
@@ -55,12 +54,19 @@ def test_min_latency_names_the_client_that_cannot_make_the_deadline():
 
 
 def test_the_radio_transmits_for_the_whole_time_it_holds_a_share():
-    sim = band_sim([0.0, 0.5], OfdmaMac())
-    sim.energy = InfiniteEnergy(2, Energy(idle_w=0.0, compute_w=0.0, rx_w=0.0, tx_w=2.0))
-    sim.energy.bind(sim.env, sim.late.timeout, sim.event_log.record)
-    sim.devices.energy = sim.energy
+    # the meter is the one the MAC was built with (bound before build_mac)
+    sim = band_sim([0.0, 0.5], OfdmaMac(), energy=Energy(idle_w=0.0, compute_w=0.0, rx_w=0.0,
+                                                         tx_w=2.0))
     sim.run_round(0, everyone)  # uploads over [0, 1.5] and [0.5, 2.0]
     assert sim.energy.used_j.tolist() == pytest.approx([3.0, 3.0], rel=1e-12)
+
+
+def test_an_equal_split_charges_each_hold_once():
+    # 1 s of airtime each at full band; together each holds half the band for 2 s: 4 W x 2 s
+    sim = band_sim([0.0, 0.0], OfdmaMac(), energy=Energy(idle_w=0.0, compute_w=0.0, rx_w=0.0,
+                                                         tx_w=4.0))
+    assert arrivals(sim.run_round(0, everyone)) == pytest.approx({0: 2.0, 1: 2.0}, rel=1e-12)
+    assert sim.energy.used_j.tolist() == pytest.approx([8.0, 8.0], rel=1e-12)
 
 
 def test_an_upload_cut_by_the_deadline_frees_the_band_for_the_next_round():

@@ -19,7 +19,6 @@ rate (bits / airtime).
 from __future__ import annotations
 
 import math
-from typing import Callable
 
 import numpy as np
 import simpy
@@ -107,21 +106,9 @@ class OfdmaAccess(IdealAccess):
         self._cells.setdefault(cell, _Cell()).join(client, float(n_bits), n_bits / airtime_s,
                                                    done)
         self._reschedule(cell)
-        if self.on_transmit is not None:  # the radio transmits for as long as it holds a share
-            done.callbacks.append(self._charge_hold(client, float(self.env.now), airtime_s))
+        # the device's meter stays in transmit from the attempt's start until it is
+        # served: the whole time it holds a share is charged there, once
         return done
-
-    def _charge_hold(self, client: int, t_s: float, airtime_s: float
-                     ) -> Callable[[simpy.Event], None]:
-        """The device is charged transmit power for its airtime when the attempt starts
-        (as on its own link); once served, the rest of the time it held a share is
-        charged as a lump at transmit instead of idle power (``on_transmit``)."""
-        def charge(_: simpy.Event) -> None:
-            assert self.on_transmit is not None
-            held_s = float(self.env.now) - t_s - airtime_s
-            if held_s > 0:
-                self.on_transmit([client], held_s)
-        return charge
 
     def leave(self, client: int) -> bool:
         """An interrupted upload frees its share; it never contended, so False."""

@@ -19,9 +19,11 @@ import math
 import numpy as np
 
 from simfl.core.config.placement import Placement
-from simfl.core.config.radio import (Cells, ChannelInversion, Radio, TruncatedInversion)
+from simfl.core.config.radio import Cells, Radio
 from simfl.core.errors import ConfigError
+from simfl.core.registry import implementation_of
 from simfl.core.rng import RngTree
+from simfl.sim.radio import power_control  # noqa: F401  (names the power-control kinds)
 from simfl.sim.radio.placement import place
 from simfl.sim.radio.radio_map import RadioMap
 
@@ -81,14 +83,11 @@ class Propagation:
         return best_ap, best_gain
 
     def tx_power_dbm(self, gain_db: np.ndarray) -> np.ndarray:
-        """Each client's transmit power under the power-control rule (``-inf``: silenced)."""
-        radio, rule, max_dbm = self.radio, self.radio.power_control, self.max_dbm
-        if isinstance(rule, (ChannelInversion, TruncatedInversion)):
-            needed = rule.target_snr_db + radio.noise_dbm - gain_db
-            if isinstance(rule, TruncatedInversion):
-                return np.where(needed <= max_dbm, needed, -np.inf)
-            return np.asarray(np.minimum(needed, max_dbm))
-        return np.array(max_dbm)
+        """Each client's transmit power under the power-control rule (``-inf``: silenced;
+        :mod:`simfl.sim.radio.power_control`)."""
+        rule = self.radio.power_control
+        control = implementation_of(rule, "network.radio.power_control.kind")
+        return np.asarray(control(rule, self.radio, gain_db, self.max_dbm))
 
     def _shadowing(self, ap: int, x_m: np.ndarray, y_m: np.ndarray,
                    clients: np.ndarray | slice) -> np.ndarray:

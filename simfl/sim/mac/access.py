@@ -155,6 +155,12 @@ class IdealAccess:
         says so; None (every MAC here but ``ofdma``): the attempt lasts :meth:`share`."""
         return None
 
+    def serve_download(self, client: int, n_bits: float, airtime_s: float
+                       ) -> simpy.Event | None:
+        """Like :meth:`serve`, for a unicast download attempt when the MAC shares the
+        downlink's band (``ofdma``); None here: the download has its own link."""
+        return None
+
     def forwards(self, client: int) -> bool:
         return True
 

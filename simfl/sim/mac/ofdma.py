@@ -13,11 +13,13 @@ With a radio map, client k's rate on ``b`` Hz is ``b log2(1 + a_k / b)`` with
 ``a_k = P_k g_k / N0`` (mean received power; no fast fading: the link still decides
 whether the attempt is lost). Without one there is one cell whose capacity is the
 uplink's rate: client k's rate on a fraction f of the band is f times its attempt's link
-rate (bits / airtime).
+rate (bits / airtime). With ``downlink = "shared"`` a second band of the same kind carries
+the unicast downloads (:mod:`simfl.sim.mac.shared_downlink`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -27,6 +29,7 @@ from simfl.core.config.network import OfdmaMac
 from simfl.core.records import EventKind
 from simfl.sim.mac.access import IdealAccess
 from simfl.sim.mac.band_split import BandSplit
+from simfl.sim.mac.shared_downlink import DownlinkSplit
 from simfl.sim.radio.capture import Air
 from simfl.sim.radio.radio_map import RadioMap
 
@@ -68,6 +71,7 @@ class OfdmaAccess(IdealAccess):
     cfg: OfdmaMac
     radio: RadioMap | None = None
     split: BandSplit | None = None
+    downloads: OfdmaAccess | None = None  # the downlink's band (``downlink = "shared"``)
     _generation = 0
     _cells: dict[int, _Cell] = {}  # replaced by each round's own (never mutated here)
 
@@ -82,11 +86,27 @@ class OfdmaAccess(IdealAccess):
         if self.split is None:  # one scheduler for the run (PF keeps averages)
             self.split = BandSplit(self.cfg, self.radio, self.n_clients)
         self.split.new_round()
+        if self.cfg.downlink == "shared":
+            if self.downloads is None:  # the downlink's band, split equally
+                cfg = dataclasses.replace(self.cfg, scheduler="equal", downlink="private")
+                self.downloads = OfdmaAccess(cfg, self.env, self.rngs, self.n_clients)
+                self.downloads.split = DownlinkSplit(cfg, self.radio, self.n_clients)
+            self.downloads.open_round(round, started)
 
     def close_round(self) -> None:
         self._cells = {}
         self._generation += 1  # finish events still due are stale
+        if self.downloads is not None:
+            self.downloads.close_round()
         return None
+
+    def serve_download(self, client: int, n_bits: float, airtime_s: float
+                       ) -> simpy.Event | None:
+        """With a shared downlink, the event that fires once the access point's band has
+        served ``client``'s download attempt (:mod:`simfl.sim.mac.shared_downlink`)."""
+        if self.downloads is None:
+            return None
+        return self.downloads.serve(client, n_bits, airtime_s)
 
     def serve(self, client: int, n_bits: float, airtime_s: float) -> simpy.Event:
         """The event that fires once ``n_bits`` of ``client``'s attempt (of ``airtime_s``
@@ -111,7 +131,10 @@ class OfdmaAccess(IdealAccess):
         return done
 
     def leave(self, client: int) -> bool:
-        """An interrupted upload frees its share; it never contended, so False."""
+        """An interrupted upload (or download) frees its share; it never contended, so
+        False."""
+        if self.downloads is not None:
+            self.downloads.leave(client)
         key = 0 if self.split is None else self.split.cell(client)
         cell = self._cells.get(key)
         if cell is not None and client in cell.done:

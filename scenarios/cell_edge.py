@@ -11,7 +11,8 @@ that the round's uploads share (``network.mac.kind = "ofdma"``): with ``equal`` 
 is split equally among the uploads active at each moment (processor sharing), with
 ``min_latency`` it is split once per round so that every upload finishes together. The
 round closes at the last upload or at the 10 s deadline; an attempt below 0 dB SNR is
-lost. Compare single runs with
+lost. The downloads keep links of their own (``network.mac.downlink = "private"``), so
+that the study measures the uplink band alone. Compare single runs with
 
     simfl run cell_edge --set population.placement.radius_m=600
     simfl run cell_edge --set network.mac.scheduler=min_latency
@@ -61,7 +62,7 @@ def scenario() -> simfl.Scenario:
         network=simfl.Network(
             uplink=simfl.IdealChannel(), downlink=simfl.IdealChannel(),
             radio=simfl.Radio(shadowing_db=8.0, bandwidth_hz=1e6),
-            mac=simfl.OfdmaMac(scheduler="equal"),
+            mac=simfl.OfdmaMac(scheduler="equal", downlink="private"),
             sinr_threshold_db=0.0, model_bytes=250_000),
         server=simfl.Server(algorithm=simfl.FedAvg(), sampler=simfl.Uniform(),
                             clients_per_round=10, deadline_s=10.0),

@@ -10,7 +10,7 @@ and for defining new kinds, which :func:`register` gives an implementation
 
 from simfl.core.config import (
     # the tree's sections
-    Scenario, Task, Population, Compute, Energy, Battery, Charging, Sessions, Network,
+    Scenario, Task, Population, Compute, Energy, Amplifier, Battery, Charging, Sessions, Network,
     Distance, Server, Run,
     # extension points (base classes)
     Aggregator, Availability, Channel, Dataset, Mac, Model, Partition, Rate, Sampler,
@@ -31,7 +31,7 @@ from simfl.core.config import (
     NoFading, RayleighFading, RicianFading, Fading, DiscPlacement, PppPlacement, GridPlacement,
     FilePlacement, Placement, Static, ConstantVelocity, RandomWaypoint, Mobility, Cells, Radio,
     LogDistance, FreeSpace, PathLoss, FixedPower, ChannelInversion, TruncatedInversion,
-    PowerControl, Uma, Umi, Rma, Inh, Hexagonal, HexagonalPlacement, Scheduler,
+    FractionalPower, PowerControl, Uma, Umi, Rma, Inh, Hexagonal, HexagonalPlacement, Scheduler,
     # scripted kinds (tests and worked examples)
     ScriptedAvailability, ScriptedErasureChannel, ScriptedMac,
     # server: aggregators and samplers
@@ -115,7 +115,8 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "Scenario", "Task", "Population", "Compute", "Energy", "Battery", "Charging", "Sessions",
+    "Scenario", "Task", "Population", "Compute", "Energy", "Amplifier", "Battery", "Charging",
+    "Sessions",
     "Network", "Distance", "Server", "Run",
     "Aggregator", "Availability", "Channel", "Dataset", "Mac", "Model", "Partition", "Rate",
     "Sampler", "SessionInit",
@@ -132,7 +133,7 @@ __all__ = [
     "NoFading", "RayleighFading", "RicianFading", "Fading", "DiscPlacement", "PppPlacement",
     "GridPlacement", "FilePlacement", "Placement", "Static", "ConstantVelocity",
     "RandomWaypoint", "Mobility", "Cells", "Radio", "LogDistance", "FreeSpace", "PathLoss",
-    "FixedPower", "ChannelInversion", "TruncatedInversion", "PowerControl", "Uma", "Umi",
+    "FixedPower", "ChannelInversion", "TruncatedInversion", "FractionalPower", "PowerControl", "Uma", "Umi",
     "Rma", "Inh", "Hexagonal", "HexagonalPlacement", "Scheduler",
     "AirComp", "CVaR", "FedAR", "FedAvg", "FedAvgIS", "FedAvgS", "FedAvgSWait", "FedLaAvg", "FedProx",
     "FedVARP", "Mifa",

@@ -5,6 +5,7 @@ import numpy as np
 from simfl.core.config import FixedRate, IdealChannel
 from simfl.core.rng import RngTree
 from simfl.sim.availability.rounds import AlwaysOnline
+from simfl.sim.energy.infinite import InfiniteEnergy
 from simfl.sim.links.channel import build_link
 from simfl.sim.mac.kinds import build_mac
 from simfl.sim.radio.capture import Air
@@ -16,9 +17,10 @@ MODEL_BYTES, RATE_BPS = 1_250_000, 10e6
 
 
 def band_sim(compute_s, mac_cfg, *, air=None, deadline_s=100.0, broadcast=None,
-             download_bps=None, keep_events=True, seed=0):
+             download_bps=None, keep_events=True, seed=0, energy=None):
     """A Simulation of len(compute_s) clients whose uplink MAC is ``mac_cfg`` (built with
-    ``air``), ideal links at RATE_BPS (downlink: instant unless ``download_bps``)."""
+    ``air``), ideal links at RATE_BPS (downlink: instant unless ``download_bps``); with
+    ``energy`` (an Energy config) the devices' meter uses it, bound before the MAC is."""
     n = len(compute_s)
     rngs = RngTree(seed)
     down = FixedRate(rate_bps=download_bps or float("inf"))
@@ -28,7 +30,8 @@ def band_sim(compute_s, mac_cfg, *, air=None, deadline_s=100.0, broadcast=None,
         links={"downlink": build_link(IdealChannel(rate=down)),
                "uplink": build_link(IdealChannel(rate=FixedRate(rate_bps=RATE_BPS)))},
         model_bytes=MODEL_BYTES, arq_max_attempts=1, clients_per_round=n, overcommit=1.0,
-        deadline_s=deadline_s, keep_events=keep_events, broadcast=broadcast)
+        deadline_s=deadline_s, keep_events=keep_events, broadcast=broadcast,
+        battery=None if energy is None else InfiniteEnergy(n, energy))
     sim.mac = build_mac(mac_cfg, sim.env, rngs, n, sim.energy.charge_transmissions, air=air)
     return sim
 

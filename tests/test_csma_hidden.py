@@ -206,3 +206,18 @@ def test_cli_refuses_a_bad_range_in_one_line(capsys, override, words):
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and "carrier_sense_range_m" in err[0] \
         and words in err[0], err
+
+
+@pytest.mark.parametrize("rate_bps, rts_cts", [(1e6, True), (24e6, False)])
+def test_a_hidden_pair_cut_by_the_deadline_leaves_the_next_rounds_running(tiny_scenario, tmp_path,
+                                                                         rate_bps, rts_cts):
+    # two clients 120 m apart with a 100 m range, 3 MB uploads: rounds cut by the
+    # deadline take the pair out of contention; a wake scheduled for the last of their
+    # frames must not fire once nothing is left to happen
+    pair = [("population.placement", {"kind": "grid", "spacing_m": 120.0}),
+            ("task.n_clients", 2), ("server.clients_per_round", 2), ("run.rounds", 4),
+            ("server.deadline_s", 10.0), ("network.model_bytes", 3_000_000)]
+    out = run_csma(tiny_scenario, tmp_path / "pair", pair, carrier_sense_range_m=100.0,
+                   phy_rate_bps=rate_bps, rts_cts=rts_cts)
+    rounds = (out / "rounds.csv").read_text().splitlines()
+    assert len(rounds) == 1 + 4 and rounds[1].startswith("0,0,10.0,2,2,"), rounds

@@ -7,7 +7,6 @@ from band_helpers import (MODEL_BYTES, RATE_BPS, arrivals, band_sim, everyone, r
                           with_radio)
 from simfl.cli import main as cli_main
 from simfl.core.config import Energy, OfdmaMac, SlottedAlohaMac
-from simfl.sim.energy.infinite import InfiniteEnergy
 from simfl.sim.radio.band import share_rate_bps
 from simfl.sim.radio.capture import Air
 
@@ -55,12 +54,19 @@ def test_min_latency_names_the_client_that_cannot_make_the_deadline():
 
 
 def test_the_radio_transmits_for_the_whole_time_it_holds_a_share():
-    sim = band_sim([0.0, 0.5], OfdmaMac())
-    sim.energy = InfiniteEnergy(2, Energy(idle_w=0.0, compute_w=0.0, rx_w=0.0, tx_w=2.0))
-    sim.energy.bind(sim.env, sim.late.timeout, sim.event_log.record)
-    sim.devices.energy = sim.energy
+    # the meter is the one the MAC was built with (bound before build_mac)
+    sim = band_sim([0.0, 0.5], OfdmaMac(), energy=Energy(idle_w=0.0, compute_w=0.0, rx_w=0.0,
+                                                         tx_w=2.0))
     sim.run_round(0, everyone)  # uploads over [0, 1.5] and [0.5, 2.0]
     assert sim.energy.used_j.tolist() == pytest.approx([3.0, 3.0], rel=1e-12)
+
+
+def test_an_equal_split_charges_each_hold_once():
+    # 1 s of airtime each at full band; together each holds half the band for 2 s: 4 W x 2 s
+    sim = band_sim([0.0, 0.0], OfdmaMac(), energy=Energy(idle_w=0.0, compute_w=0.0, rx_w=0.0,
+                                                         tx_w=4.0))
+    assert arrivals(sim.run_round(0, everyone)) == pytest.approx({0: 2.0, 1: 2.0}, rel=1e-12)
+    assert sim.energy.used_j.tolist() == pytest.approx([8.0, 8.0], rel=1e-12)
 
 
 def test_an_upload_cut_by_the_deadline_frees_the_band_for_the_next_round():
@@ -173,3 +179,37 @@ def test_a_resumed_band_run_ends_with_the_same_tables(tmp_path):
     resume_run(stopped)
     for name in ("rounds.csv", "events.csv"):
         assert (plain / name).read_bytes() == (stopped / name).read_bytes(), name
+
+
+def test_unicast_downloads_share_the_access_points_band():
+    # three downloads of 1 s each alone start together: equal shares, all done at
+    # 1 + 1 + 1 = 3 s (not 1 s side by side); then the three uploads share the uplink
+    # (1 s each alone): 3 + 3 = 6 s. With a private downlink: 1 + 3 = 4 s.
+    shared = band_sim([0.0] * 3, OfdmaMac(), download_bps=RATE_BPS)
+    assert arrivals(shared.run_round(0, everyone)) == pytest.approx({0: 6.0, 1: 6.0, 2: 6.0},
+                                                                    rel=1e-12)
+    private = band_sim([0.0] * 3, OfdmaMac(downlink="private"), download_bps=RATE_BPS)
+    assert arrivals(private.run_round(0, everyone)) == pytest.approx({0: 4.0, 1: 4.0, 2: 4.0},
+                                                                     rel=1e-12)
+
+
+def test_a_download_that_starts_later_shares_what_is_left():
+    # downloads over [0, 2] together (each 1 s alone, half the band each); client 1
+    # computes 0.5 s: uploads from 2 s and 2.5 s. Client 0 alone until 2.5 (half its
+    # upload), then both at half rate: client 0 done at 3.5, client 1 (half its upload
+    # sent by then) alone until 4.0
+    sim = band_sim([0.0, 0.5], OfdmaMac(), download_bps=RATE_BPS,
+                   energy=Energy(idle_w=0.0, compute_w=0.0, rx_w=1.0, tx_w=0.0))
+    assert arrivals(sim.run_round(0, everyone)) == pytest.approx({0: 3.5, 1: 4.0}, rel=1e-12)
+    # each receives for the 2 s it holds half the downlink band, once
+    assert sim.energy.used_j.tolist() == pytest.approx([2.0, 2.0], rel=1e-12)
+
+
+def test_with_a_radio_each_access_point_shares_its_own_downlink_band():
+    # two cells, one download in each: no sharing across cells, both done at 1 s + upload
+    m = radio_map([1e-6, 1e-6], noise_w=1e-12, ap=[0, 1], x_m=[1.0, 1000.0],
+                  y_m=[0.0, 0.0], ap_xy_m=((0.0, 0.0), (1000.0, 1.0)))
+    sim = band_sim([0.0, 0.0], OfdmaMac(), air=Air(m), download_bps=RATE_BPS)
+    got = arrivals(sim.run_round(0, everyone))
+    up_s = S_BITS / share_rate_bps(1e6, 1e6 * 1e6)  # each alone in its cell's uplink
+    assert got == pytest.approx({0: 1.0 + up_s, 1: 1.0 + up_s}, rel=1e-9)

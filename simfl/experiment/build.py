@@ -152,6 +152,8 @@ def build_simulation(ctx: BuildContext, online) -> Simulation:
                                  scenario.population.energy, rngs,
                                  _nominal_rate_bps(net_cfg.uplink))
     energy.power.compute_w_by_client = compute_w
+    if radio_map is not None:  # an amplifier's draw follows each client's radio power
+        energy.power.radiated_dbm = radio_map.client_tx_power_dbm
     tiers = tier_arguments(scenario)  # edge servers: the rounds of TieredSimulation
     return (TieredSimulation if tiers else Simulation)(
         **tiers, rngs=rngs, n_samples=ctx.n_samples,

@@ -92,13 +92,13 @@ def test_rician_gain_has_mean_one_and_its_variance(oracle):
     oracle("Rician K=3: var |h|^2 = (1 + 2K)/(1 + K)^2", (1 + 2 * k) / (1 + k) ** 2, var, 4 * se)
 
 
-def _radio_link(fading, threshold_db: float = 0.0) -> RadioLink:
-    """One client 100 m from its access point: P_tx 23 dBm, B = 1 MHz, NF 7 dB,
+def _radio_link(fading, threshold_db: float | None = 0.0, d_m: float = 100.0) -> RadioLink:
+    """One client ``d_m`` from its access point: P_tx 23 dBm, B = 1 MHz, NF 7 dB,
     PL(1 m) = 40 dB, exponent 3.5, noise -174 dBm/Hz (kT at 290 K, rounded)."""
     radio = Radio(fading=fading)  # the defaults are those numbers
     assert (radio.tx_power_dbm, radio.bandwidth_hz, radio.noise_figure_db) == (23.0, 1e6, 7.0)
     rngs = RngTree(11)
-    radio_map, _ = build_radio_map(GridPlacement(), Cells(access_points=((100.0, 0.0),)),
+    radio_map, _ = build_radio_map(GridPlacement(), Cells(access_points=((d_m, 0.0),)),
                                    radio, 1, rngs)
     return RadioLink(IdealChannel(), radio_map, "uplink",
                      FadingProcess(fading, "uplink", rngs, 1), threshold_db, rngs)
@@ -112,6 +112,27 @@ def test_rayleigh_outage_at_100_m_through_the_radio_link(oracle):
     mean, _ = _mean_and_se(lost.astype(float))
     p = 1.0 - math.exp(-1.0 / 100.0)
     oracle("Rayleigh outage at 100 m, theta = 0 dB", p, mean, 4 * math.sqrt(p * (1 - p) / n))
+
+
+def test_an_attempt_in_outage_lasts_bits_over_the_threshold_rate(oracle):
+    # 150 m: PL = 40 + 35 log10 150 = 116.163 dB, mean SNR 23 - 116.163 + 107 = 13.837 dB;
+    # theta = 5 dB, R(theta) = 1 MHz log2(1 + 3.162) = 2.0575 Mb/s.
+    # Lost attempts are sent at R(theta), so each lasts bits / R(theta); the others at the
+    # capacity of their SNR (>= theta), never longer
+    link = _radio_link(RayleighFading(), threshold_db=5.0, d_m=150.0)
+    oracle("mean SNR at 150 m (dB)", 13.8368, 10 * math.log10(link.mean_snr(0)), 1e-4)
+    n_bytes, n = 50_000, 20_000
+    r_theta = 1e6 * math.log2(1.0 + 10 ** 0.5)
+    attempts = [link.transmit(0.0, n_bytes, None, client=0) for _ in range(n)]
+    lost_s = np.array([a.airtime_s for a in attempts if not a.ok])
+    sent_s = np.array([a.airtime_s for a in attempts if a.ok])
+    p = 1.0 - math.exp(-(10 ** 0.5) / link.mean_snr(0))
+    oracle("Rayleigh outage at 150 m, theta = 5 dB", p, lost_s.size / n,
+           4 * math.sqrt(p * (1 - p) / n))
+    oracle("longest lost attempt = bits / R(theta) (s)", 8 * n_bytes / r_theta,
+           float(lost_s.max()), 1e-12)
+    assert float(lost_s.min()) == float(lost_s.max())
+    assert float(sent_s.max()) <= 8 * n_bytes / r_theta
 
 
 def _lost_retries(coherence_s: float) -> tuple[int, int]:

@@ -8,7 +8,7 @@ from simfl.core.config.node import Choice, Node
 from simfl.core.config.availability import (Always, Availability, Bernoulli, Diurnal, Ideal,
                                             LessDataFirst, LogNormal, Markov, MifaAdversarial,
                                             MoreDataFirst, SinLogNormal, Trace, YCycle, YMaxFirst)
-from simfl.core.config.energy import Battery, Charging, Energy
+from simfl.core.config.energy import Amplifier, Battery, Charging, Energy
 from simfl.core.config.population import Compute, Population
 from simfl.core.config.run import Run
 from simfl.core.config.sessions import (Average, Continuous, Previous, SessionInit, Sessions,
@@ -35,8 +35,9 @@ from simfl.core.config.fading import Fading, NoFading, RayleighFading, RicianFad
 from simfl.core.config.placement import (ConstantVelocity, DiscPlacement, FilePlacement,
                                          GridPlacement, Mobility, Placement, PppPlacement,
                                          RandomWaypoint, Static)
-from simfl.core.config.radio import (Cells, ChannelInversion, FixedPower, FreeSpace, LogDistance,
-                                     PathLoss, PowerControl, Radio, TruncatedInversion)
+from simfl.core.config.radio import (Cells, ChannelInversion, FixedPower, FractionalPower,
+                                     FreeSpace, LogDistance, PathLoss, PowerControl, Radio,
+                                     TruncatedInversion)
 from simfl.core.config.scripted import ScriptedAvailability, ScriptedErasureChannel, ScriptedMac
 from simfl.core.config.tr38901 import Inh, Rma, Tr38901, Uma, Umi
 from simfl.core.config.radio import Hexagonal
@@ -55,7 +56,7 @@ __all__ = [
     "Network", "Node", "Partition", "Population", "Rate", "RayleighChannel", "Run", "Sampler",
     "Scaffold", "Scenario", "Server", "ShannonRate", "Shards", "Synthetic", "Task", "Uniform",
     "apply_overrides", "load_scenario", "parse_override",
-    "Battery", "Charging", "Energy",
+    "Amplifier", "Battery", "Charging", "Energy",
     "Average", "Continuous", "Previous", "SessionInit", "Sessions", "Similarity",
     "FedGS", "LongestAbsent", "Md", "PowerOfChoice", "WaitGroup",
     "RelayMac", "SlottedAlohaMac", "TdmaMac", "OfdmaMac", "CsmaCaMac",
@@ -72,5 +73,5 @@ __all__ = [
     "ConstantVelocity", "DiscPlacement", "FilePlacement", "GridPlacement", "Mobility",
     "Placement", "PppPlacement", "RandomWaypoint", "Static",
     "Cells", "ChannelInversion", "FixedPower", "FreeSpace", "LogDistance", "PathLoss",
-    "PowerControl", "Radio", "TruncatedInversion", "Scheduler",
+    "PowerControl", "Radio", "TruncatedInversion", "Scheduler", "FractionalPower",
 ]

@@ -15,6 +15,36 @@ MAX_J_PER_BIT = 1.0
 
 
 @dataclass(frozen=True)
+class Amplifier(Node):
+    """A transmitter whose power draw follows its radiated power.
+
+    While it transmits, a device draws ``circuit_w + P_tx / efficiency``: the circuits of
+    the transmit chain (mixer, filters, synthesiser, converters) plus the power amplifier,
+    which turns ``efficiency`` of what it draws into the radiated P_tx. P_tx is the
+    client's transmit power on the shared radio after power control
+    (``network.radio.tx_power_dbm``, ``network.radio.power_control``), so power control,
+    distance and the band change the energy of an upload. Defaults: a drain efficiency of
+    0.35 (a class-B amplifier) and about 0.1 W of transmit circuits (98 mW in the same
+    source), from Cui, Goldsmith and Bahai, Energy-constrained modulation optimization,
+    IEEE Trans. Wireless Commun. 4(5), 2005. Not modelled: efficiency that varies with
+    the output power, peak-to-average back-off.
+    """
+
+    circuit_w: float = 0.1
+    efficiency: float = 0.35
+
+    def validate(self) -> None:
+        non_negative(self, "circuit_w")
+        power_w(self, "circuit_w")
+        require(math.isfinite(self.efficiency) and 0.0 < self.efficiency <= 1.0, "efficiency",
+                self.efficiency, "a power-amplifier efficiency in (0, 1]")
+
+    def draw_w(self, radiated_w: float) -> float:
+        """The power drawn while radiating ``radiated_w`` watts."""
+        return self.circuit_w + radiated_w / self.efficiency
+
+
+@dataclass(frozen=True)
 class Energy(Node):
     """Power drawn by a device in each state; piecewise constant between state changes.
 
@@ -34,24 +64,33 @@ class Energy(Node):
     battery or, when plugged in, from the charger. Not modelled: radio tail energy after
     a transfer, rate-dependent radio power. DVFS (computing power kappa f^3 from the
     CPU clock f) is set in ``population.compute.cpu_hz`` and replaces ``compute_w``.
+    ``amplifier`` (with ``network.radio``) replaces ``tx_w``: the transmit power then
+    follows each client's radiated power (:class:`Amplifier`).
     Bounds: each power at most 10 kW, each per-bit energy at most 1 J/bit.
     """
 
-    exclusive = (("tx_w", "tx_j_per_bit"), ("rx_w", "rx_j_per_bit"))
+    exclusive = (("tx_w", "tx_j_per_bit", "amplifier"), ("rx_w", "rx_j_per_bit"))
     idle_w: float = 0.0
     compute_w: float = 5.0
     tx_w: float | None = None
     tx_j_per_bit: float | None = None
     rx_w: float | None = None
     rx_j_per_bit: float | None = None
+    amplifier: Amplifier | None = None
 
     def validate(self) -> None:
         power_w(self, "idle_w", "compute_w", "tx_w", "rx_w")
         non_negative(self, "tx_j_per_bit", "rx_j_per_bit")
         at_most(self, MAX_J_PER_BIT, "tx_j_per_bit", "rx_j_per_bit",
                 why="joules per bit; radios spend nano- to microjoules")
+        if self.amplifier is not None:  # the transmit power comes from the amplifier
+            for name in ("tx_w", "tx_j_per_bit"):
+                require(getattr(self, name) is None, name, getattr(self, name),
+                        "null when amplifier is set (set only one of them)")
         for watts, per_bit, default_w in (("tx_w", "tx_j_per_bit", 4.0),
                                           ("rx_w", "rx_j_per_bit", 1.0)):
+            if watts == "tx_w" and self.amplifier is not None:
+                continue
             require(getattr(self, watts) is None or getattr(self, per_bit) is None, per_bit,
                     getattr(self, per_bit), f"null when {watts} is set (set only one of them)")
             if getattr(self, watts) is None and getattr(self, per_bit) is None:

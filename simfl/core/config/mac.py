@@ -267,6 +267,11 @@ class OfdmaMac(Mac):
     that cannot finish by the deadline even with the whole band gets none, and is logged
     as ``band_refused``). ``resource_blocks``: the band's number of blocks, or null (0)
     for a continuous split. The radio transmits for the whole time it holds a share.
+    ``downlink``: with ``shared`` (the default) unicast downloads share each access
+    point's downlink band the same way, in equal shares among the cell's active
+    downloads (whole blocks with ``resource_blocks``); a download on a fraction f of the
+    band gets f times its link's full-band rate (the access point spreads its power over
+    the band). ``private``: each download has a link of its own, as without ``ofdma``.
     """
 
     kind = "ofdma"
@@ -277,6 +282,7 @@ class OfdmaMac(Mac):
     scheduler: str = "equal"  # a kind of :mod:`simfl.core.config.scheduler`
     resource_blocks: int | None = None
     pf_time_constant_s: float = 1.0
+    downlink: Literal["shared", "private"] = "shared"
 
     def validate(self) -> None:
         blocks = self.resource_blocks

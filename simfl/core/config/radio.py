@@ -118,6 +118,48 @@ class TruncatedInversion(PowerControl):
         finite(self, "target_snr_db")
 
 
+#: one NR resource block: 12 subcarriers of 15 kHz (TS 38.211 section 4.4.4.1), in Hz
+RB_BANDWIDTH_HZ = 180e3
+#: the range of the nominal target power p0-NominalPUSCH in TS 38.331 (dBm per block)
+MIN_P0_DBM, MAX_P0_DBM = -202.0, 24.0
+
+
+@dataclass(frozen=True)
+class FractionalPower(PowerControl):
+    """NR open-loop fractional power control of the uplink.
+
+    P = min(P_max, p0_dbm + 10 log10(M_RB) + alpha PL) dBm, where P_max is the client's
+    ``tx_power_dbm``, PL its mean path loss toward its access point (path loss and
+    shadowing, in dB) and M_RB the resource blocks it transmits on: the whole band in
+    blocks of ``rb_bandwidth_hz``, floor(bandwidth_hz / rb_bandwidth_hz), at least 1.
+    ``p0_dbm`` is the received power aimed at per block with full compensation;
+    ``alpha`` in [0, 1] is the share of the path loss compensated (0: everyone at p0 +
+    10 log10 M_RB; 1: every client received at the same power). Defaults: alpha 0.8
+    with p0 -90 dBm, a partial-compensation operating point typical of system-level
+    studies of LTE and NR uplinks; blocks of 180 kHz (12 subcarriers at 15 kHz). The
+    power is set once from the mean path loss (open loop, no closed-loop corrections)
+    and held whatever share of the band a shared MAC gives the client.
+    """
+
+    kind = "fractional"
+    paper = "3GPP TS 38.213, Physical layer procedures for control, section 7.1.1 (PUSCH)"
+    p0_dbm: float = -90.0
+    alpha: float = 0.8
+    rb_bandwidth_hz: float = RB_BANDWIDTH_HZ
+
+    def validate(self) -> None:
+        finite(self, "p0_dbm", "alpha", "rb_bandwidth_hz")
+        require(0.0 <= self.alpha <= 1.0, "alpha", self.alpha,
+                "a path-loss compensation factor in [0, 1]")
+        require(MIN_P0_DBM <= self.p0_dbm <= MAX_P0_DBM, "p0_dbm", self.p0_dbm,
+                f"a target power in [{MIN_P0_DBM:g}, {MAX_P0_DBM:g}] dBm per resource block")
+        positive(self, "rb_bandwidth_hz")
+
+    def resource_blocks(self, bandwidth_hz: float) -> int:
+        """M_RB: the whole band of ``bandwidth_hz`` in whole blocks, at least one."""
+        return max(1, math.floor(bandwidth_hz / self.rb_bandwidth_hz * (1.0 + 1e-12)))
+
+
 #: a sector antenna's horizontal half-power beamwidth (degrees), its front-to-back limit
 #: and its boresight gain (dB, dBi): the element of 3GPP TR 38.901 Table 7.3-1
 SECTOR_BEAMWIDTH_DEG, SECTOR_MAX_ATTENUATION_DB, SECTOR_GAIN_DBI = 65.0, 30.0, 8.0

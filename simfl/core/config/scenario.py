@@ -96,6 +96,10 @@ class Scenario(Node):
                 "static unless network.radio and population.placement are set")
         require(has_radio or not self.run.mobility_csv, "run.mobility_csv",
                 self.run.mobility_csv, "false unless network.radio is set (positions)")
+        amplifier = self.population.energy.amplifier
+        require(has_radio or amplifier is None, "population.energy.amplifier",
+                None if amplifier is None else amplifier.to_dict(), "null unless network.radio "
+                "is set (the amplifier's draw follows the radio's transmit power)")
         check_aircomp(self)
         mode = self.server.mode.kind
         if mode != "sync":  # async, buffered: no rounds

@@ -133,11 +133,13 @@ class Batteries(EnergyMeter):
         """Charged as a lump when the slot ends, on top of the idle power drawn over it
         (:meth:`PowerModel.contention_extra_w`): a device that cannot pay for it dies
         then (with what it had), at most one slot late."""
-        energy_j = self.power.contention_extra_w() * airtime_s
+        by_client = self.power.energy.amplifier is not None  # each client's own draw
+        energy_j = 0.0 if by_client else self.power.contention_extra_w() * airtime_s
         for client in clients:
             if client in self._proc:
                 self._settle(client)
-                self._spend_now(client, energy_j)
+                self._spend_now(client, self.power.contention_extra_w(client) * airtime_s
+                                if by_client else energy_j)
                 self._arm(client)
 
     # ---- accounting against the store

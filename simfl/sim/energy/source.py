@@ -115,7 +115,7 @@ class EnergyMeter:
             return
         self._settle(client)
         self.changes.drop(client)
-        power_w, lump_j = self.power.state_w(state, n_bits, airtime_s)
+        power_w, lump_j = self.power.state_w(state, n_bits, airtime_s, client)
         if state == "compute" and self.power.compute_w_by_client is not None:
             power_w = float(self.power.compute_w_by_client[client])
         if lump_j is not None:  # an instantaneous per-bit transfer: a lump
@@ -137,8 +137,12 @@ class EnergyMeter:
         """Charge a contention transmission of ``airtime_s`` that just ended to each of
         ``clients`` at work (a MAC hook), on top of the idle power they drew meanwhile:
         :meth:`PowerModel.contention_extra_w` over ``airtime_s``."""
-        watts = self.power.contention_extra_w()
         at_work = [c for c in clients if c in self._proc]
+        if self.power.energy.amplifier is not None:  # each client's own draw
+            for c in at_work:
+                self._spend_now(c, self.power.contention_extra_w(c) * airtime_s)
+            return
+        watts = self.power.contention_extra_w()
         if len(at_work) == 1:  # the usual busy slot; scalar indexing is cheaper
             self.used_j[at_work[0]] += watts * airtime_s
         else:

@@ -122,6 +122,12 @@ class MacBase(abc.ABC):
         """No analog slot."""
         return None
 
+    def serve_download(self, client: int, n_bits: float, airtime_s: float
+                       ) -> simpy.Event | None:
+        """None: a unicast download has its own link (``ofdma`` shares the downlink's band
+        and answers the event that fires once the band has served the attempt)."""
+        return None
+
     @abc.abstractmethod
     def transmit(self, client: int, uplink: Uplink) -> Transmission:
         """``client``'s whole upload (see :meth:`~simfl.sim.mac.protocol.MediumAccess.transmit`)."""

@@ -13,13 +13,14 @@ With a radio map, client k's rate on ``b`` Hz is ``b log2(1 + a_k / b)`` with
 ``a_k = P_k g_k / N0`` (mean received power; no fast fading: the link still decides
 whether the attempt is lost). Without one there is one cell whose capacity is the
 uplink's rate: client k's rate on a fraction f of the band is f times its attempt's link
-rate (bits / airtime).
+rate (bits / airtime). With ``downlink = "shared"`` a second band of the same kind carries
+the unicast downloads (:mod:`simfl.sim.mac.shared_downlink`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from typing import Callable
 
 import numpy as np
 import simpy
@@ -30,6 +31,7 @@ from simfl.sim.links.channel import Bursts
 from simfl.sim.mac.access import MacBase, radio_at_end
 from simfl.sim.mac.protocol import LOST_ON_LINK, Transmission, Uplink
 from simfl.sim.mac.band_split import BandSplit, build_band_split
+from simfl.sim.mac.shared_downlink import DownlinkSplit
 from simfl.sim.radio.capture import Air
 from simfl.sim.radio.radio_map import RadioMap
 
@@ -71,6 +73,7 @@ class OfdmaAccess(MacBase):
     cfg: OfdmaMac
     radio: RadioMap | None = None
     split: BandSplit | None = None
+    downloads: OfdmaAccess | None = None  # the downlink's band (``downlink = "shared"``)
     _generation = 0
     _cells: dict[int, _Cell] = {}  # replaced by each round's own (never mutated here)
 
@@ -85,10 +88,18 @@ class OfdmaAccess(MacBase):
         if self.split is None:  # one scheduler for the run (PF keeps averages)
             self.split = build_band_split(self.cfg, self.radio, self.n_clients)
         self.split.new_round()
+        if self.cfg.downlink == "shared":
+            if self.downloads is None:  # the downlink's band, split equally
+                cfg = dataclasses.replace(self.cfg, scheduler="equal", downlink="private")
+                self.downloads = OfdmaAccess(cfg, self.env, self.rngs, self.n_clients)
+                self.downloads.split = DownlinkSplit(cfg, self.radio, self.n_clients)
+            self.downloads.open_round(round, started)
 
     def close_round(self) -> None:
         self._cells = {}
         self._generation += 1  # finish events still due are stale
+        if self.downloads is not None:
+            self.downloads.close_round()
         return None
 
     def transmit(self, client: int, uplink: Uplink) -> Transmission:
@@ -101,6 +112,14 @@ class OfdmaAccess(MacBase):
         """The radio's bursts as charged when an attempt starts: its airtime (the rest of
         the time it holds a share is charged when it is served)."""
         return airtime_s, radio_at_end(airtime_s, airtime_s)
+
+    def serve_download(self, client: int, n_bits: float, airtime_s: float
+                       ) -> simpy.Event | None:
+        """With a shared downlink, the event that fires once the access point's band has
+        served ``client``'s download attempt (:mod:`simfl.sim.mac.shared_downlink`)."""
+        if self.downloads is None:
+            return None
+        return self.downloads.serve(client, n_bits, airtime_s)
 
     def serve(self, client: int, n_bits: float, airtime_s: float) -> simpy.Event:
         """The event that fires once ``n_bits`` of ``client``'s attempt (of ``airtime_s``
@@ -120,24 +139,15 @@ class OfdmaAccess(MacBase):
         self._cells.setdefault(cell, _Cell()).join(client, float(n_bits), n_bits / airtime_s,
                                                    done)
         self._reschedule(cell)
-        if self.on_transmit is not None:  # the radio transmits for as long as it holds a share
-            done.callbacks.append(self._charge_hold(client, float(self.env.now), airtime_s))
+        # the device's meter stays in transmit from the attempt's start until it is
+        # served: the whole time it holds a share is charged there, once
         return done
 
-    def _charge_hold(self, client: int, t_s: float, airtime_s: float
-                     ) -> Callable[[simpy.Event], None]:
-        """The device is charged transmit power for its airtime when the attempt starts
-        (as on its own link); once served, the rest of the time it held a share is
-        charged as a lump at transmit instead of idle power (``on_transmit``)."""
-        def charge(_: simpy.Event) -> None:
-            assert self.on_transmit is not None
-            held_s = float(self.env.now) - t_s - airtime_s
-            if held_s > 0:
-                self.on_transmit([client], held_s)
-        return charge
-
     def leave(self, client: int) -> bool:
-        """An interrupted upload frees its share; it never contended, so False."""
+        """An interrupted upload (or download) frees its share; it never contended, so
+        False."""
+        if self.downloads is not None:
+            self.downloads.leave(client)
         key = 0 if self.split is None else self.split.cell(client)
         cell = self._cells.get(key)
         if cell is not None and client in cell.done:

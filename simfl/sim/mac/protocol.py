@@ -110,6 +110,12 @@ class MediumAccess(Protocol):
         """The analog slot of the round that just closed (``aircomp``), else None."""
         ...
 
+    def serve_download(self, client: int, n_bits: float, airtime_s: float
+                       ) -> simpy.Event | None:
+        """The event that fires once a MAC that shares the downlink's band has served a
+        unicast download attempt of ``n_bits``; None: the download has its own link."""
+        ...
+
 
 class SlotDriver(Protocol):
     """Runs a slotted MAC's events in place of the simulation clock."""

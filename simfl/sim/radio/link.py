@@ -4,9 +4,12 @@ With ``network.radio`` set both directions are radio links. An attempt of client
 time t sees SNR_i(t) = mean_snr_i * g_i(t): the uplink's mean SNR is the client's power
 toward its access point (the downlink's, the access point's power toward the client)
 over the band's noise, and g_i(t) is the fading power gain of that client and direction
-(:mod:`simfl.sim.radio.fading`; 1 without fading). The attempt runs at the band's
-capacity ``bandwidth_hz * log2(1 + SNR)`` and is lost when its SNR is below
-``network.sinr_threshold_db`` (null: never). A client that truncated power control
+(:mod:`simfl.sim.radio.fading`; 1 without fading). With a threshold theta
+(``network.sinr_threshold_db``) the link's rates span [R(theta), inf), R(x) =
+``bandwidth_hz * log2(1 + x)``: an attempt whose SNR clears theta runs at R(SNR); one in
+outage (SNR < theta) is sent at the lowest rate, R(theta), and is lost, so it lasts
+bits / R(theta) however deep the fade (the rule of the private ``rayleigh`` channel).
+Without a threshold every attempt arrives, at R(SNR). A client that truncated power control
 silences sends nothing: each of its attempts is lost at once. Under a shared MAC the
 band is split among uploads by the MAC (:mod:`simfl.sim.mac`); interference is the
 MAC's business too (capture in slotted ALOHA).
@@ -66,7 +69,11 @@ class RadioLink(Link):
 
     def _rate_bps(self, snr: float | None) -> float:
         assert snr is not None, "a radio link draws an SNR"
-        return self.radio_map.bandwidth_hz * math.log2(1.0 + snr) if snr > 0 else math.inf
+        if snr <= 0:
+            return math.inf  # a silenced client: lost at once
+        threshold = self.threshold
+        rate_snr = snr if threshold is None else max(snr, threshold)  # outage: sent at R(theta)
+        return self.radio_map.bandwidth_hz * math.log2(1.0 + rate_snr)
 
     def _lost(self, t_s: float, airtime_s: float, snr: float | None, client: int,
               rng: np.random.Generator | None) -> bool:

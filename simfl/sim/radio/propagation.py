@@ -19,12 +19,12 @@ import math
 import numpy as np
 
 from simfl.core.config.placement import Placement
-from simfl.core.config.radio import (Cells, ChannelInversion, FixedPower, PathLoss, PowerControl,
-                                     Radio, TruncatedInversion, sector_gain_db)
+from simfl.core.config.radio import Cells, PathLoss, Radio, sector_gain_db
 from simfl.core.config.tr38901 import Tr38901
 from simfl.core.errors import ConfigError
 from simfl.core.registry import implementation_of, implements
 from simfl.core.rng import RngTree
+from simfl.sim.radio import power_control  # noqa: F401  (names the power-control kinds)
 from simfl.sim.radio.placement import place
 from simfl.sim.radio.radio_map import RadioMap
 
@@ -143,10 +143,11 @@ class Propagation:
         return best_ap, best_gain
 
     def tx_power_dbm(self, gain_db: np.ndarray) -> np.ndarray:
-        """Each client's transmit power under the power-control rule (``-inf``: silenced)."""
+        """Each client's transmit power under the power-control rule (``-inf``: silenced;
+        :mod:`simfl.sim.radio.power_control`)."""
         rule = self.radio.power_control
-        return np.asarray(implementation_of(rule, "network.radio.power_control.kind")(
-            rule, self.radio, gain_db, self.max_dbm))
+        control = implementation_of(rule, "network.radio.power_control.kind")
+        return np.asarray(control(rule, self.radio, gain_db, self.max_dbm))
 
     def _shadowing(self, ap: int, x_m: np.ndarray, y_m: np.ndarray,
                    clients: np.ndarray | slice) -> np.ndarray:
@@ -196,28 +197,7 @@ def path_loss_db(path_loss: PathLoss, d_m: np.ndarray) -> np.ndarray:
                                                                                    d_m))
 
 
-def fixed_power(rule: PowerControl, radio: Radio, gain_db: np.ndarray,
-                max_dbm: np.ndarray) -> np.ndarray:
-    """Every client at its maximum power."""
-    return np.array(max_dbm)
-
-
-def inverted_power(rule: ChannelInversion | TruncatedInversion, radio: Radio,
-                   gain_db: np.ndarray, max_dbm: np.ndarray) -> np.ndarray:
-    """The power that reaches ``target_snr_db`` at the access point, capped at the maximum
-    (``truncated_inversion``: a client that would need more is silenced, ``-inf``)."""
-    needed = rule.target_snr_db + radio.noise_dbm - gain_db
-    if isinstance(rule, TruncatedInversion):
-        return np.where(needed <= max_dbm, needed, -np.inf)
-    return np.asarray(np.minimum(needed, max_dbm))
-
-
-# the path loss of a kind, called ``impl(cfg, d_m)``, and each power-control rule's powers,
-# called ``impl(rule, radio, gain_db, max_dbm)`` (``simfl.register`` adds more)
 implements(PathLoss, lambda cfg, d_m: cfg.loss_db(d_m))
-implements(FixedPower, fixed_power)
-implements(ChannelInversion, inverted_power)
-implements(TruncatedInversion, inverted_power)
 
 
 def max_powers_dbm(radio: Radio, n_clients: int) -> np.ndarray:

@@ -63,6 +63,10 @@ class RadioMap:
         """Uplink mean SNR over the whole band, in dB (no fading)."""
         return np.asarray(self.tx_power_dbm[clients] + self.gain_db[clients] - self.noise_dbm)
 
+    def client_tx_power_dbm(self, client: int) -> float:
+        """``client``'s transmit power now (dBm; ``-inf``: silent)."""
+        return float(self.tx_power_dbm[client])
+
     def downlink_mean_snr_db(self, clients: np.ndarray | int | slice = slice(None)
                              ) -> np.ndarray:
         """Downlink mean SNR over the whole band, in dB (the serving access point's power)."""

@@ -141,7 +141,8 @@ def device_round(devices: Devices, client: int,
             energy.switch(client, "rx", 8 * devices.model_bytes, devices.broadcast_s)
             yield env.timeout(devices.broadcast_s)
         elif not (yield from devices.transfer("downlink", client, round, devices.model_bytes,
-                                              stream="round", charge=True)):
+                                              stream="round", serve=mac.serve_download,
+                                              charge=True)):
             return _missing(devices, client, round, MissingReason.ERASED, "downlink")
         energy.switch(client, "compute")
         yield env.timeout(float(devices.compute_s[client]))

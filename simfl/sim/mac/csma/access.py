@@ -84,7 +84,8 @@ class CsmaCa(MacBase):
             assert isinstance(rate, FixedRate), "checked by the network's config"
             self._rate(rate.rate_bps)
         self.airtime = self.spend = None
-        if isinstance(energy, InfiniteEnergy):  # sums, charged once per station
+        if isinstance(energy, InfiniteEnergy) and energy.power.energy.amplifier is None:
+            # sums, charged once per station (an amplifier prices each client: switches)
             rate_bps, power = self.timing.rate_bps, energy.power
             self.airtime = Airtime(power.state_w("tx", rate_bps, 1.0)[0],
                                    power.state_w("rx", rate_bps, 1.0)[0], power.idle_w)

@@ -117,10 +117,10 @@ class RangedCsmaCa(CsmaCa):
         if not self.partial:
             super()._schedule()
             return
+        self._wake_gen += 1  # a wake scheduled before is stale, also when nothing is left
         t_s = self.hidden.next_event_s()
         if t_s is None:
             return
-        self._wake_gen += 1
         gen = self._wake_gen
         self.env.timeout(max(0.0, t_s - self.env.now)).callbacks.append(
             lambda _: self._step(gen))

@@ -11,7 +11,6 @@ import math
 from dataclasses import dataclass
 
 import simfl
-from simfl.sim.mac.access import IdealAccess
 
 
 @dataclass(frozen=True)
@@ -33,7 +32,7 @@ class PersistentAloha(simfl.Mac):
 
 
 @simfl.register(PersistentAloha)
-class PersistentAlohaAccess(IdealAccess):
+class PersistentAlohaAccess(simfl.IdealAccess):
     """Built as ``cls(cfg, env, rngs, n_clients, on_transmit)``; a device's request is an
     event that succeeds with True once it wins a slot, False when it gives up."""
 

@@ -31,7 +31,7 @@ from simfl.core.config import (
     NoFading, RayleighFading, RicianFading, Fading, DiscPlacement, PppPlacement, GridPlacement,
     FilePlacement, Placement, Static, ConstantVelocity, RandomWaypoint, Mobility, Cells, Radio,
     LogDistance, FreeSpace, PathLoss, FixedPower, ChannelInversion, TruncatedInversion,
-    PowerControl, Scheduler,
+    PowerControl, Scheduler, EqualShare, RoundRobin, ProportionalFair, MaxRate, MinLatency,
     # scripted kinds (tests and worked examples)
     ScriptedAvailability, ScriptedErasureChannel, ScriptedMac,
     # server: aggregators and samplers
@@ -105,12 +105,18 @@ def results(campaign):
     return read_results(campaign)
 
 
-def __getattr__(name: str):
-    # the local rules' hooks work on torch tensors: imported only when asked for
-    if name == "LocalRule":
-        from simfl.train.rules import LocalRule
+#: the bases a plug-in's implementation may subclass, imported only when asked for (the
+#: local rules' hooks work on torch tensors; the network's on simpy)
+_IMPLEMENTATION_BASES = {"LocalRule": "simfl.train.rules", "IdealAccess": "simfl.sim.mac.access",
+                         "Link": "simfl.sim.links.channel",
+                         "BandSplit": "simfl.sim.mac.band_split"}
 
-        return LocalRule
+
+def __getattr__(name: str):
+    if name in _IMPLEMENTATION_BASES:
+        import importlib
+
+        return getattr(importlib.import_module(_IMPLEMENTATION_BASES[name]), name)
     raise AttributeError(f"module 'simfl' has no attribute {name!r}")
 
 
@@ -133,7 +139,7 @@ __all__ = [
     "GridPlacement", "FilePlacement", "Placement", "Static", "ConstantVelocity",
     "RandomWaypoint", "Mobility", "Cells", "Radio", "LogDistance", "FreeSpace", "PathLoss",
     "FixedPower", "ChannelInversion", "TruncatedInversion", "PowerControl",
-    "Scheduler",
+    "Scheduler", "EqualShare", "RoundRobin", "ProportionalFair", "MaxRate", "MinLatency",
     "AirComp", "CVaR", "FedAR", "FedAvg", "FedAvgIS", "FedAvgS", "FedAvgSWait", "FedLaAvg", "FedProx",
     "FedVARP", "Mifa",
     "Scaffold", "AllAvailable", "FedGS", "LongestAbsent", "Md", "PowerOfChoice", "Uniform",
@@ -142,7 +148,8 @@ __all__ = [
     "FedAdagrad",
     "Compression", "NoCompression", "Qsgd", "TopK", "Sign", "Float16", "Int8",
     "apply_overrides", "load_scenario", "parse_override",
-    "LocalPayload", "LocalResult", "LocalRule", "SgdPayload", "ScaledSgdPayload", "ProxPayload",
+    "LocalPayload", "LocalResult", "LocalRule", "IdealAccess", "Link", "BandSplit",
+    "SgdPayload", "ScaledSgdPayload", "ProxPayload",
     "ScaffoldPayload", "CVaRPayload", "ScaffoldResult", "CVaRResult", "register", "load_plugins",
     "ConfigError", "SimflError", "run", "resume", "sweep", "results",
     "LocalOptimizer", "Sgd", "Adam", "AdamW", "ArrayData", "Arrays", "Augment",

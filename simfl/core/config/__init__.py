@@ -38,7 +38,8 @@ from simfl.core.config.placement import (ConstantVelocity, DiscPlacement, FilePl
 from simfl.core.config.radio import (Cells, ChannelInversion, FixedPower, FreeSpace, LogDistance,
                                      PathLoss, PowerControl, Radio, TruncatedInversion)
 from simfl.core.config.scripted import ScriptedAvailability, ScriptedErasureChannel, ScriptedMac
-from simfl.core.config.scheduler import Scheduler
+from simfl.core.config.scheduler import (EqualShare, MaxRate, MinLatency, ProportionalFair,
+                                         RoundRobin, Scheduler)
 
 __all__ = [
     "AirComp", "Compression", "Float16", "Int8", "NoCompression", "Qsgd", "Sign", "TopK",
@@ -69,4 +70,5 @@ __all__ = [
     "Placement", "PppPlacement", "RandomWaypoint", "Static",
     "Cells", "ChannelInversion", "FixedPower", "FreeSpace", "LogDistance", "PathLoss",
     "PowerControl", "Radio", "TruncatedInversion", "Scheduler",
+    "EqualShare", "RoundRobin", "ProportionalFair", "MaxRate", "MinLatency",
 ]

@@ -11,8 +11,6 @@ import math
 from dataclasses import dataclass
 
 import simfl
-from simfl.sim.mac.access import MacBase
-from simfl.sim.mac.protocol import GAVE_UP, LOST_ON_LINK
 
 
 @dataclass(frozen=True)
@@ -34,7 +32,7 @@ class PersistentAloha(simfl.Mac):
 
 
 @simfl.register(PersistentAloha)
-class PersistentAlohaAccess(MacBase):
+class PersistentAlohaAccess(simfl.MacBase):
     """Built as ``cls(cfg, env, rngs, n_clients, on_transmit)``; ``transmit`` is a device's
     whole upload: contend until it wins a slot (or gives up), then send on its own link."""
 
@@ -52,9 +50,9 @@ class PersistentAlohaAccess(MacBase):
             self.env.process(self.slots(self.round))
         uplink.wait()  # awake while contending (the slots charge the transmissions)
         if not (yield won):
-            return GAVE_UP
+            return simfl.GAVE_UP
         if not (yield from uplink.send()):
-            return LOST_ON_LINK
+            return simfl.LOST_ON_LINK
         return None
 
     def leave(self, client):

@@ -32,6 +32,7 @@ from simfl.core.config import (
     FilePlacement, Placement, Static, ConstantVelocity, RandomWaypoint, Mobility, Cells, Radio,
     LogDistance, FreeSpace, PathLoss, FixedPower, ChannelInversion, TruncatedInversion,
     FractionalPower, PowerControl, Uma, Umi, Rma, Inh, Hexagonal, HexagonalPlacement, Scheduler,
+    EqualShare, RoundRobin, ProportionalFair, MaxRate, MinLatency,
     # scripted kinds (tests and worked examples)
     ScriptedAvailability, ScriptedErasureChannel, ScriptedMac,
     # server: aggregators and samplers
@@ -105,12 +106,22 @@ def results(campaign):
     return read_results(campaign)
 
 
-def __getattr__(name: str):
-    # the local rules' hooks work on torch tensors: imported only when asked for
-    if name == "LocalRule":
-        from simfl.train.rules import LocalRule
+#: the bases a plug-in's implementation may subclass (and the refusals a MAC's transmit
+#: answers), imported only when asked for (the local rules' hooks work on torch tensors;
+#: the network's on simpy)
+_IMPLEMENTATION_BASES = {"LocalRule": "simfl.train.rules", "IdealAccess": "simfl.sim.mac.access",
+                         "MacBase": "simfl.sim.mac.access",
+                         "GAVE_UP": "simfl.sim.mac.protocol",
+                         "LOST_ON_LINK": "simfl.sim.mac.protocol",
+                         "Link": "simfl.sim.links.channel",
+                         "BandSplit": "simfl.sim.mac.band_split"}
 
-        return LocalRule
+
+def __getattr__(name: str):
+    if name in _IMPLEMENTATION_BASES:
+        import importlib
+
+        return getattr(importlib.import_module(_IMPLEMENTATION_BASES[name]), name)
     raise AttributeError(f"module 'simfl' has no attribute {name!r}")
 
 
@@ -135,6 +146,7 @@ __all__ = [
     "RandomWaypoint", "Mobility", "Cells", "Radio", "LogDistance", "FreeSpace", "PathLoss",
     "FixedPower", "ChannelInversion", "TruncatedInversion", "FractionalPower", "PowerControl", "Uma", "Umi",
     "Rma", "Inh", "Hexagonal", "HexagonalPlacement", "Scheduler",
+    "EqualShare", "RoundRobin", "ProportionalFair", "MaxRate", "MinLatency",
     "AirComp", "CVaR", "FedAR", "FedAvg", "FedAvgIS", "FedAvgS", "FedAvgSWait", "FedLaAvg", "FedProx",
     "FedVARP", "Mifa",
     "Scaffold", "AllAvailable", "FedGS", "LongestAbsent", "Md", "PowerOfChoice", "Uniform",
@@ -143,7 +155,9 @@ __all__ = [
     "FedAdagrad",
     "Compression", "NoCompression", "Qsgd", "TopK", "Sign", "Float16", "Int8",
     "apply_overrides", "load_scenario", "parse_override",
-    "LocalPayload", "LocalResult", "LocalRule", "SgdPayload", "ScaledSgdPayload", "ProxPayload",
+    "LocalPayload", "LocalResult", "LocalRule", "IdealAccess", "MacBase", "GAVE_UP",
+    "LOST_ON_LINK", "Link", "BandSplit",
+    "SgdPayload", "ScaledSgdPayload", "ProxPayload",
     "ScaffoldPayload", "CVaRPayload", "ScaffoldResult", "CVaRResult", "register", "load_plugins",
     "ConfigError", "SimflError", "run", "resume", "sweep", "results",
     "LocalOptimizer", "Sgd", "Adam", "AdamW", "ArrayData", "Arrays", "Augment",

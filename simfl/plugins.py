@@ -38,7 +38,7 @@ partitions         ``split(cfg, y, groups, n_clients, rng)``: each client's
                    indices (or a :class:`simfl.train.partition.Splitter`)
 models             ``build(cfg, input_shape, n_classes)``: ``init(generator)``,
                    ``forward(params, x)``, ``param_shapes()``
-channels           ``impl(cfg, rngs)``: a :class:`simfl.sim.links.channel.Link`
+channels           ``impl(cfg, rngs)``: a :class:`simfl.Link` subclass
 fading             ``impl(cfg, direction, rngs, n_clients)``: ``gain(client, t_s)``
 path_loss          ``impl(cfg, d_m)``: the loss in dB at each distance (by
                    default the config's own ``loss_db``)
@@ -51,9 +51,9 @@ mobility           ``impl(cfg, radio_map, propagation, rngs, record)``: a mover
 availability       ``impl(cfg, n_clients, rngs, n_samples, label_counts)``:
                    ``online(round, t_s)``, ``offline_at(clients)``
 macs               ``cls(cfg, env, rngs, n_clients, on_transmit)``: a subclass of
-                   :class:`simfl.sim.mac.access.IdealAccess`
+                   :class:`simfl.IdealAccess`
 schedulers         ``cls(mac_cfg, radio_map, n_clients)``: a subclass of
-                   :class:`simfl.sim.mac.band_split.BandSplit` (override
+                   :class:`simfl.BandSplit` (override
                    ``fractions``); ``network.mac.scheduler`` names it
 =================  ==============================================================
 

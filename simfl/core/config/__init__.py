@@ -42,7 +42,8 @@ from simfl.core.config.scripted import ScriptedAvailability, ScriptedErasureChan
 from simfl.core.config.tr38901 import Inh, Rma, Tr38901, Uma, Umi
 from simfl.core.config.radio import Hexagonal
 from simfl.core.config.placement import HexagonalPlacement
-from simfl.core.config.scheduler import Scheduler
+from simfl.core.config.scheduler import (EqualShare, MaxRate, MinLatency, ProportionalFair,
+                                         RoundRobin, Scheduler)
 
 __all__ = [
     "AirComp", "Compression", "Float16", "Int8", "NoCompression", "Qsgd", "Sign", "TopK",
@@ -74,4 +75,5 @@ __all__ = [
     "Placement", "PppPlacement", "RandomWaypoint", "Static",
     "Cells", "ChannelInversion", "FixedPower", "FreeSpace", "LogDistance", "PathLoss",
     "PowerControl", "Radio", "TruncatedInversion", "Scheduler", "FractionalPower",
+    "EqualShare", "RoundRobin", "ProportionalFair", "MaxRate", "MinLatency",
 ]

@@ -41,6 +41,7 @@ from simfl.sim.rounds.query import run_query
 from simfl.sim.radio.mobility import STILL, Mover
 from simfl.sim.radio.radio_map import RadioMap
 from simfl.sim.rounds.loops import RoundLoops
+from simfl.sim.rounds.resources import RoundResources
 from simfl.sim.radio.broadcast import Broadcast
 
 SelectFn = Callable[[PopulationView], np.ndarray]
@@ -124,6 +125,8 @@ class Simulation:
                                 n_invites=self.n_invites, keep_late=keep_late,
                                 broadcast=broadcast)
         self._everyone: np.ndarray | None = None  # every id, while everyone is available
+        #: the round policy's decisions (``server.policy``; None: the sampler's picks as they are)
+        self.resources: RoundResources | None = None
 
     @property
     def mac(self) -> IdealAccess:
@@ -189,6 +192,8 @@ class Simulation:
             mask[list(self.late_running)] = False
         view = PopulationView(round, t_open, len(mask), self._available(mask), self.n_samples)
         chosen = np.asarray(select(view), dtype=np.int64)
+        if self.resources is not None:
+            chosen = self.resources.decide(round, t_open, self.deadline_s, chosen)
         process = self.env.process(self._round(round, t_open, mask, len(view.available), chosen))
         self.env.run(until=process)
         outcome = process.value
@@ -221,6 +226,8 @@ class Simulation:
         retries_before = self.retries
         started = selected[mask[selected]]
         self.mac.open_round(round, started)
+        if self.resources is not None:
+            self.resources.open(self.mac)
         missing: list[Missing] = []
         for client in selected.tolist():
             self.log(t_invite, EventKind.INVITED, round, client)
@@ -241,10 +248,13 @@ class Simulation:
         late_received = self.loops.take_late_landed()
         missing.sort(key=lambda m: m.client)
         self.log(env.now, EventKind.ROUND_CLOSE, round, detail=f"{len(received)} received")
-        return RoundOutcome(
+        outcome = RoundOutcome(
             round=round, t_open_s=t_open, t_deadline_s=t_deadline, t_close_s=env.now,
             n_available=n_available, selected=tuple(selected.tolist()),
             received=tuple(received), missing=tuple(missing),
             retries=self.retries - retries_before, energy_j=self.energy.take_round_energy_j(),
             multiplicity=tuple(draws.tolist()) if (draws > 1).any() else (),
             late_received=late_received, mac_slots=mac_slots, air=self.mac.air_slot())
+        if self.resources is not None:
+            self.resources.close(outcome)
+        return outcome

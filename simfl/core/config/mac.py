@@ -179,6 +179,19 @@ class RelayMac(Mac):
 
 #: the most resource blocks a band may have
 MAX_RESOURCE_BLOCKS = 100_000
+#: the schedulers built into the OFDMA MAC
+SCHEDULERS = ("equal", "round_robin", "proportional_fair", "max_rate", "min_latency")
+
+
+@dataclass(frozen=True)
+class Scheduler(Choice, point="schedulers"):
+    """A plugged-in OFDMA scheduler: ``network.mac.scheduler`` names it by its ``kind``.
+
+    Its implementation (``implements(TheConfig, impl)``) is built as ``impl(TheConfig())``
+    and asked ``fractions(clients, full_rate_bps)`` whenever an upload of a cell starts or
+    ends: one fraction of the band per active upload (sorted client ids; each one's rate
+    alone on the whole band), summing to at most 1.
+    """
 
 
 @dataclass(frozen=True)
@@ -204,13 +217,15 @@ class OfdmaMac(Mac):
     paper = ("Tse, Viswanath, Fundamentals of Wireless Communication, 2005, ch. 5-6; "
              "Shi et al., Joint device scheduling and resource allocation for "
              "latency constrained wireless federated learning, IEEE TWC 20(1), 2021")
-    scheduler: Literal["equal", "round_robin", "proportional_fair", "max_rate",
-                       "min_latency"] = "equal"
+    scheduler: str = "equal"
     resource_blocks: int | None = None
     pf_time_constant_s: float = 1.0
 
     def validate(self) -> None:
         blocks = self.resource_blocks
+        require(self.scheduler in SCHEDULERS or self.scheduler in Scheduler._registry,
+                "scheduler", self.scheduler, "one of " + ", ".join(
+                    SCHEDULERS + tuple(Scheduler._registry.names())))
         require(blocks is None or 0 <= blocks <= MAX_RESOURCE_BLOCKS, "resource_blocks",
                 blocks,
                 f"null, 0 (a continuous split) or an integer in [1, {MAX_RESOURCE_BLOCKS}]")

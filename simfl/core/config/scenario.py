@@ -93,6 +93,10 @@ class Scenario(Node):
         require(has_radio or not self.run.mobility_csv, "run.mobility_csv",
                 self.run.mobility_csv, "false unless network.radio is set (positions)")
         check_aircomp(self)
+        policy = self.server.policy
+        require(not policy.needs_band or self.network.mac.kind == "ofdma", "server.policy.kind",
+                policy.kind, f"a policy that gives no band shares unless network.mac.kind = "
+                f"ofdma (it is {self.network.mac.kind!r})")
         mode = self.server.mode.kind
         if mode != "sync":  # async, buffered: no rounds
             require(self.network.mac.kind in ("ideal", "slotted_aloha"), "network.mac.kind",

@@ -17,10 +17,14 @@ share of the blocks (continuous: 1/n of the band all the time).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
+from simfl.core.config.mac import SCHEDULERS
 from simfl.core.config.network import OfdmaMac
+from simfl.core.errors import ConfigError
+from simfl.core.registry import implementation_of, registry
 from simfl.sim.radio.band import min_latency_split, whole_blocks
 from simfl.sim.radio.radio_map import RadioMap
 
@@ -34,8 +38,11 @@ class BandSplit:
         self.cfg, self.radio = cfg, radio
         self.blocks = cfg.resource_blocks or 0
         self.avg_bps = np.full(n_clients, np.nan)  # proportional fair's averages
-        self.fixed = np.zeros(n_clients)  # min latency's fractions, this round
+        self.fixed = np.zeros(n_clients)  # min latency's (or a policy's) fractions, this round
         self.needs_plan = False
+        self.assigned = False  # a round policy fixed this round's fractions
+        self._base_a_hz: np.ndarray | None = None  # received powers before a policy's
+        self.custom = custom_scheduler(cfg)
         if radio is not None:
             self.band_hz = float(radio.bandwidth_hz)
             self.a_hz = np.asarray(radio.rx_power_w(), dtype=float) / (radio.noise_w
@@ -44,6 +51,22 @@ class BandSplit:
     def new_round(self) -> None:
         self.needs_plan = self.cfg.scheduler == "min_latency"
         self.fixed[:] = 0.0
+        self.assigned = False
+        if self._base_a_hz is not None:
+            self.a_hz, self._base_a_hz = self._base_a_hz, None
+
+    def assign(self, shares: dict[int, float] | None, a_hz: dict[int, float]) -> None:
+        """A round policy's decisions for this round: each client's fixed fraction of
+        its cell's band (None: the scheduler's), and the received power over the noise
+        density of the clients whose transmit power it set (:mod:`simfl.sim.rounds.resources`)."""
+        if shares is not None:
+            self.needs_plan, self.assigned = False, True
+            for client, share in shares.items():
+                self.fixed[client] = share
+        if a_hz and self.radio is not None:
+            self._base_a_hz = self.a_hz.copy()
+            for client, a in a_hz.items():
+                self.a_hz[client] = a
 
     def cell(self, client: int) -> int:
         return 0 if self.radio is None else int(self.radio.ap[client])
@@ -56,7 +79,7 @@ class BandSplit:
 
     def rates_bps(self, clients: np.ndarray, link_bps: np.ndarray) -> np.ndarray:
         """Each upload's rate (bit/s) under the split."""
-        if self.cfg.scheduler == "round_robin" and self.blocks:
+        if self.cfg.scheduler == "round_robin" and self.blocks and not self.assigned:
             n, blocks = clients.size, self.blocks
             high = (blocks % n) / n  # time share holding one block more
             return (high * self._on(clients, link_bps, np.full(n, (blocks // n + 1) / blocks))
@@ -105,8 +128,11 @@ class BandSplit:
     def _fractions(self, clients: np.ndarray, link_bps: np.ndarray) -> np.ndarray:
         """Fractions of the band of ``clients`` (sorted ids: ties go to the lower id)."""
         n, kind, blocks = clients.size, self.cfg.scheduler, self.blocks
-        if kind == "min_latency":
+        if kind == "min_latency" or self.assigned:
             return np.asarray(self.fixed[clients])
+        if self.custom is not None:
+            return checked_split(kind, self.custom.fractions(
+                clients.copy(), self.full_rate_bps(clients, link_bps).copy()), n)
         if kind == "max_rate":
             out = np.zeros(n)
             out[int(np.argmax(self.full_rate_bps(clients, link_bps)))] = 1.0
@@ -119,3 +145,22 @@ class BandSplit:
             share = weight / weight.sum() if weight.sum() > 0 else np.full(n, 1.0 / n)
             return whole_blocks(share, blocks) if blocks else share
         return whole_blocks(np.full(n, 1.0 / n), blocks) if blocks else np.full(n, 1.0 / n)
+
+
+def custom_scheduler(cfg: OfdmaMac) -> Any:
+    """The implementation of a plugged-in scheduler (registered under ``schedulers`` with
+    ``implements(ItsConfig, impl)``; built as ``impl(ItsConfig())``), or None."""
+    if cfg.scheduler in SCHEDULERS:
+        return None
+    config = registry("schedulers").get(cfg.scheduler)
+    return implementation_of(config, "network.mac.scheduler")(config())
+
+
+def checked_split(kind: str, fractions: Any, n: int) -> np.ndarray:
+    """A plugged-in scheduler's fractions, refused in one line unless n of them in [0, 1]
+    sum to at most 1."""
+    out = np.asarray(fractions, dtype=float)
+    if out.shape != (n,) or not np.all((out >= 0) & (out <= 1)) or out.sum() > 1 + 1e-9:
+        raise ConfigError(f"network.mac.scheduler {kind}: fractions", out.tolist(),
+                          f"{n} fractions of the band in [0, 1] summing to at most 1")
+    return out

@@ -1,7 +1,8 @@
 """Own scheduler: an OFDMA scheduler and a client-selection policy written in this script.
 
 40 phones in a 300 m cell share a 1 MHz uplink band (``network.mac.kind = "ofdma"``).
-Two kinds are defined here and registered without touching simfl:
+Two kinds are defined here and given their implementations with ``simfl.register``,
+without touching simfl:
 
 * the scheduler ``equal_time`` splits a cell's band among its active uploads in inverse
   proportion to each one's full-band rate, so that the weak get the larger shares (were
@@ -23,20 +24,16 @@ from dataclasses import dataclass
 import numpy as np
 
 import simfl
-from simfl.core.config.mac import Scheduler
-from simfl.core.config.policy import Policy
-from simfl.core.registry import implements
-from simfl.core.round_policy import Allocation, RoundState
 
 
 @dataclass(frozen=True)
-class EqualTime(Scheduler):
+class EqualTime(simfl.Scheduler):
     """Band shares inversely proportional to each upload's full-band rate."""
 
     kind = "equal_time"
 
 
-@implements(EqualTime)
+@simfl.register(EqualTime)
 class EqualTimeSplit:
     def __init__(self, cfg: EqualTime) -> None:
         self.cfg = cfg
@@ -47,24 +44,24 @@ class EqualTimeSplit:
 
 
 @dataclass(frozen=True)
-class StrongestFresh(Policy):
+class StrongestFresh(simfl.Policy):
     """The k candidates of highest mean SNR that sat out the last round."""
 
     kind = "strongest_fresh"
     k: int = 8
 
 
-@implements(StrongestFresh)
+@simfl.register(StrongestFresh)
 class StrongestFreshPolicy:
     def __init__(self, cfg: StrongestFresh) -> None:
         self.k = cfg.k
 
-    def decide(self, state: RoundState) -> Allocation:
+    def decide(self, state: simfl.RoundState) -> simfl.Allocation:
         assert state.radio is not None, "this policy reads the radio"
         fresh = (state.last_round < 0) | (state.last_round != state.round - 1)
         order = np.lexsort((state.clients, -state.radio.mean_snr_db))  # best first
         picked = [int(state.clients[i]) for i in order if fresh[i]][:self.k]
-        return Allocation(selected=sorted(picked))
+        return simfl.Allocation(selected=sorted(picked))
 
 
 def scenario() -> simfl.Scenario:

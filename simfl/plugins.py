@@ -34,6 +34,10 @@ models          ``build(config, input_shape, n_classes)`` returning an object wi
 compressions    ``build(config)`` returning a
                 :class:`simfl.algorithms.compression.Codec` (``encode``/``decode``);
                 the config's ``bits(sizes)`` counts the payload
+policies        a class built as ``cls(config)`` with ``decide(state) -> Allocation``
+                (:class:`simfl.core.round_policy.RoundPolicy`; ``server.policy``)
+schedulers      a class built as ``cls(config)`` with ``fractions(clients,
+                full_rate_bps)`` (:class:`simfl.Scheduler`; ``network.mac.scheduler``)
 ==============  =================================================================
 
 A separate package makes its kinds available to the ``simfl`` command with an entry
@@ -49,6 +53,7 @@ import importlib.metadata
 from typing import Any, Callable
 
 from simfl.core.config.node import Choice
+from simfl.core.registry import implements
 from simfl.core.records import LocalPayload
 
 #: the entry-point group searched for plug-ins
@@ -84,7 +89,7 @@ def _implementations(point: str) -> dict:
 
         return CODECS
     raise ValueError(f"{point}: plug-ins can add aggregators, samplers, local_rules, datasets, "
-                     "models, server_optimizers or compressions")
+                     "models, server_optimizers, compressions, policies or schedulers")
 
 
 def point_of(config: type) -> str:
@@ -111,6 +116,8 @@ def register(config: type, implementation: Any = None) -> Any:
             return register(config, impl)
         return decorate
     point = point_of(config)
+    if point in ("policies", "schedulers"):  # named in the one implementation table
+        return implements(config, implementation)
     stored = implementation
     if point == "local_rules" and isinstance(implementation, type):
         stored = implementation()  # a LocalRule class: its hooks hold no state

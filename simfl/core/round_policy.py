@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Mapping, NoReturn, Protocol, Sequence
 
 import numpy as np
 
@@ -135,7 +135,7 @@ class RoundPolicy(Protocol):
     def decide(self, state: RoundState) -> Allocation: ...
 
 
-def _fail(name: str, value: Any, allowed: str) -> None:
+def _fail(name: str, value: Any, allowed: str) -> NoReturn:
     raise ConfigError(f"server.policy: {name}", value, allowed)
 
 

@@ -53,7 +53,8 @@ from simfl.core.config.dataset import ArrayData, Arrays
 from simfl.core.config.local_optimizer import (Adam, AdamW, ConstantStep, CosineStep,
                                                LocalOptimizer, Sgd, StepDecay, StepSchedule,
                                                WarmupStep)
-from simfl.core.config.mac import Scheduler
+from simfl.core.config.mac import (EqualScheduler, MaxRateScheduler, MinLatencyScheduler,
+                                   ProportionalFairScheduler, RoundRobinScheduler, Scheduler)
 from simfl.core.config.policy import FedCS, MinEnergy, NoPolicy, Policy
 from simfl.core.round_policy import Allocation, RoundState
 

@@ -185,13 +185,49 @@ SCHEDULERS = ("equal", "round_robin", "proportional_fair", "max_rate", "min_late
 
 @dataclass(frozen=True)
 class Scheduler(Choice, point="schedulers"):
-    """A plugged-in OFDMA scheduler: ``network.mac.scheduler`` names it by its ``kind``.
+    """How an OFDMA cell's band is split: ``network.mac.scheduler`` names one by its ``kind``.
 
-    Its implementation (``implements(TheConfig, impl)``) is built as ``impl(TheConfig())``
+    The built-in ones (:data:`SCHEDULERS`) are the OFDMA MAC's own. A plugged-in one's
+    implementation (``implements(TheConfig, impl)``) is built as ``impl(TheConfig())``
     and asked ``fractions(clients, full_rate_bps)`` whenever an upload of a cell starts or
     ends: one fraction of the band per active upload (sorted client ids; each one's rate
     alone on the whole band), summing to at most 1.
     """
+
+
+@dataclass(frozen=True)
+class EqualScheduler(Scheduler):
+    """Equal shares of the band among the active uploads (processor sharing)."""
+
+    kind = "equal"
+
+
+@dataclass(frozen=True)
+class RoundRobinScheduler(Scheduler):
+    """Whole resource blocks dealt to the active uploads in turn: equal time shares."""
+
+    kind = "round_robin"
+
+
+@dataclass(frozen=True)
+class ProportionalFairScheduler(Scheduler):
+    """Shares in proportion to full-band rate over averaged throughput."""
+
+    kind = "proportional_fair"
+
+
+@dataclass(frozen=True)
+class MaxRateScheduler(Scheduler):
+    """The whole band to the active upload with the highest full-band rate."""
+
+    kind = "max_rate"
+
+
+@dataclass(frozen=True)
+class MinLatencyScheduler(Scheduler):
+    """A split fixed when the round opens under which its uploads end together."""
+
+    kind = "min_latency"
 
 
 @dataclass(frozen=True)
@@ -223,9 +259,8 @@ class OfdmaMac(Mac):
 
     def validate(self) -> None:
         blocks = self.resource_blocks
-        require(self.scheduler in SCHEDULERS or self.scheduler in Scheduler._registry,
-                "scheduler", self.scheduler, "one of " + ", ".join(
-                    SCHEDULERS + tuple(Scheduler._registry.names())))
+        require(self.scheduler in Scheduler._registry, "scheduler", self.scheduler,
+                "one of " + ", ".join(Scheduler._registry.names()))
         require(blocks is None or 0 <= blocks <= MAX_RESOURCE_BLOCKS, "resource_blocks",
                 blocks,
                 f"null, 0 (a continuous split) or an integer in [1, {MAX_RESOURCE_BLOCKS}]")

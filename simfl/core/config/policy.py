@@ -58,8 +58,7 @@ class FedCS(Policy):
 
 @dataclass(frozen=True)
 class MinEnergy(Policy):
-    """Band shares (and, with DVFS, CPU clocks) that minimise the round's energy under the
-    deadline.
+    """Band shares (and DVFS clocks) of least round energy under the deadline.
 
     Every selected client must finish download, compute and upload by the deadline. Its
     energy is its radio's transmit energy (transmit power x upload time on its share)

@@ -38,6 +38,8 @@ rest are admitted in the order of their least share (ties to the lower id) while
 least shares of a cell sum to at most 1. Transmit powers are left as they are: in
 simfl's energy model the radio draws ``tx_w`` whatever it radiates, so a lower power
 would only lengthen the upload. A billionth of the deadline is kept spare for rounding.
+The split is fixed for the round (frequency division): it is the least energy among
+fixed splits, not against a scheduler that hands a finished upload's band to the others.
 """
 
 from __future__ import annotations

@@ -125,8 +125,7 @@ class Simulation:
                                 n_invites=self.n_invites, keep_late=keep_late,
                                 broadcast=broadcast)
         self._everyone: np.ndarray | None = None  # every id, while everyone is available
-        #: the round policy's decisions (``server.policy``; None: the sampler's picks as they are)
-        self.resources: RoundResources | None = None
+        self.resources: RoundResources | None = None  # server.policy's decisions, if any
 
     @property
     def mac(self) -> IdealAccess:
@@ -198,6 +197,8 @@ class Simulation:
         self.env.run(until=process)
         outcome = process.value
         assert isinstance(outcome, RoundOutcome)
+        if self.resources is not None:  # the policy's powers and clocks end with the round
+            self.resources.close(outcome)
         return outcome
 
     def _available(self, mask: np.ndarray) -> np.ndarray:
@@ -248,13 +249,10 @@ class Simulation:
         late_received = self.loops.take_late_landed()
         missing.sort(key=lambda m: m.client)
         self.log(env.now, EventKind.ROUND_CLOSE, round, detail=f"{len(received)} received")
-        outcome = RoundOutcome(
+        return RoundOutcome(
             round=round, t_open_s=t_open, t_deadline_s=t_deadline, t_close_s=env.now,
             n_available=n_available, selected=tuple(selected.tolist()),
             received=tuple(received), missing=tuple(missing),
             retries=self.retries - retries_before, energy_j=self.energy.take_round_energy_j(),
             multiplicity=tuple(draws.tolist()) if (draws > 1).any() else (),
             late_received=late_received, mac_slots=mac_slots, air=self.mac.air_slot())
-        if self.resources is not None:
-            self.resources.close(outcome)
-        return outcome

@@ -54,6 +54,8 @@ from simfl.core.config.dataset import ArrayData, Arrays
 from simfl.core.config.local_optimizer import (Adam, AdamW, ConstantStep, CosineStep,
                                                LocalOptimizer, Sgd, StepDecay, StepSchedule,
                                                WarmupStep)
+from simfl.core.config.policy import FedCS, MinEnergy, NoPolicy, Policy
+from simfl.core.round_policy import Allocation, RoundState
 
 __version__ = "0.1.0"
 

@@ -1,6 +1,6 @@
 """Bring your own kind of any extension point: an aggregator, sampler, local rule, server
 optimiser, codec, data set, partition, model, channel, fading law, path loss, power
-control, placement, mobility, availability model, MAC or OFDMA scheduler.
+control, placement, mobility, availability model, MAC, OFDMA scheduler or round policy.
 
 A kind has two halves. Its **config class** is a frozen dataclass that subclasses the
 extension point's public base (:class:`simfl.Aggregator`, :class:`simfl.Mac`,
@@ -50,11 +50,14 @@ mobility           ``impl(cfg, radio_map, propagation, rngs, record)``: a mover
                    (``advance(t_s)``)
 availability       ``impl(cfg, n_clients, rngs, n_samples, label_counts)``:
                    ``online(round, t_s)``, ``offline_at(clients)``
-macs               ``cls(cfg, env, rngs, n_clients, on_transmit)``: a subclass of
-                   :class:`simfl.IdealAccess`
+macs               ``cls(cfg, env, rngs, n_clients, on_transmit)``: a MAC
+                   (``transmit(client, uplink)``, ``leave``; subclass
+                   :class:`simfl.MacBase`)
 schedulers         ``cls(mac_cfg, radio_map, n_clients)``: a subclass of
                    :class:`simfl.BandSplit` (override
                    ``fractions``); ``network.mac.scheduler`` names it
+policies           ``cls(cfg)``: ``decide(state)`` returning a
+                   :class:`simfl.Allocation` (``server.policy`` names it)
 =================  ==============================================================
 
 The other points (rates, learning-rate and step-size schedules, local optimisers,

@@ -141,6 +141,7 @@ def test_every_registered_kind_has_an_implementation():
     """Every kind of every point found through the registry names its implementation
     (the points implemented by their config classes' own methods have none to name)."""
     import simfl.algorithms.compression  # noqa: F401  (each names its kinds' implementations)
+    import simfl.algorithms.policies  # noqa: F401
     import simfl.algorithms.server_optimizers  # noqa: F401
     import simfl.sim  # noqa: F401
     import simfl.sim.availability.models  # noqa: F401
@@ -155,7 +156,7 @@ def test_every_registered_kind_has_an_implementation():
     from simfl.plugins import CONFIG_IMPLEMENTED
 
     points = [point for point in REGISTRIES if point not in CONFIG_IMPLEMENTED]
-    assert len(points) == 17, sorted(points)
+    assert len(points) == 18, sorted(points)
     for point in points:
         for entry in REGISTRIES[point]:
             assert has_implementation(entry.obj), f"{point}: {entry.name} has no implementation"

@@ -21,7 +21,7 @@ LIST_TOPICS = ("aggregators", "local_rules", "samplers", "availability", "channe
                "macs", "schedulers", "placements", "mobility", "path_loss", "power_control", "fading",
                "datasets", "partitions", "models", "initialisers", "lr_schedules",
                "server_modes", "server_optimizers", "local_optimizers", "step_schedules",
-               "compressions")
+               "compressions", "policies", "schedulers")
 #: every ``simfl list`` topic: the scenarios, then the extension points
 TOPICS = ("scenarios", *LIST_TOPICS)
 

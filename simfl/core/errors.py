@@ -54,6 +54,11 @@ class ConfigError(SimflError):
         self.value = value
         self.allowed = allowed
         super().__init__(self._message())
+        # ``type(err)(*err.args)`` rebuilds it (SimPy does so when a process fails; pickling)
+        self.args = (field, value, allowed)
+
+    def __str__(self) -> str:
+        return self._message()
 
     def _message(self) -> str:
         where = self.field or "scenario"

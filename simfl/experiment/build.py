@@ -29,6 +29,7 @@ from simfl.experiment.devices import client_speeds
 from simfl.experiment.edges import tier_arguments, with_edges
 from simfl.experiment.payload import upload_bits
 from simfl.experiment.probe import RunProbe
+from simfl.experiment.round_policy import build_resources
 from simfl.experiment.trainer import NullTrainer, Trainer
 from simfl.metrics.rundir import write_csv
 from simfl.sim.availability.models import build_availability
@@ -155,7 +156,7 @@ def build_simulation(ctx: BuildContext, online) -> Simulation:
     if radio_map is not None:  # an amplifier's draw follows each client's radio power
         energy.power.radiated_dbm = radio_map.client_tx_power_dbm
     tiers = tier_arguments(scenario)  # edge servers: the rounds of TieredSimulation
-    return (TieredSimulation if tiers else Simulation)(
+    sim = (TieredSimulation if tiers else Simulation)(
         **tiers, rngs=rngs, n_samples=ctx.n_samples,
         work_samples=np.asarray(task.work_samples(ctx.n_samples), dtype=float),
         samples_per_s=speeds,
@@ -168,6 +169,8 @@ def build_simulation(ctx: BuildContext, online) -> Simulation:
         keep_late=ctx.keep_late, env=env, upload_bits=ctx.upload_bits,
         broadcast=(Broadcast(ctx.model_bytes, _nominal_rate_bps(net_cfg.downlink), radio_map)
                    if net_cfg.downlink_mode == "broadcast" else None))
+    sim.resources = build_resources(scenario, sim, speeds)  # server.policy's decisions
+    return sim
 
 
 def build_access(scenario: Scenario, env: simpy.Environment, rngs: RngTree, charge,

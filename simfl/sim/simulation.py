@@ -42,6 +42,7 @@ from simfl.sim.rounds.query import run_query
 from simfl.sim.radio.mobility import STILL, Mover
 from simfl.sim.radio.radio_map import RadioMap
 from simfl.sim.rounds.loops import RoundLoops
+from simfl.sim.rounds.resources import RoundResources
 from simfl.sim.radio.broadcast import Broadcast
 
 SelectFn = Callable[[PopulationView], np.ndarray]
@@ -125,6 +126,7 @@ class Simulation:
                                 n_invites=self.n_invites, keep_late=keep_late,
                                 broadcast=broadcast)
         self._everyone: np.ndarray | None = None  # every id, while everyone is available
+        self.resources: RoundResources | None = None  # server.policy's decisions, if any
 
     @property
     def mac(self) -> MediumAccess:
@@ -190,10 +192,14 @@ class Simulation:
             mask[list(self.late_running)] = False
         view = PopulationView(round, t_open, len(mask), self._available(mask), self.n_samples)
         chosen = np.asarray(select(view), dtype=np.int64)
+        if self.resources is not None:
+            chosen = self.resources.decide(round, t_open, self.deadline_s, chosen)
         process = self.env.process(self._round(round, t_open, mask, len(view.available), chosen))
         self.env.run(until=process)
         outcome = process.value
         assert isinstance(outcome, RoundOutcome)
+        if self.resources is not None:  # the policy's powers and clocks end with the round
+            self.resources.close(outcome)
         return outcome
 
     def _available(self, mask: np.ndarray) -> np.ndarray:
@@ -222,6 +228,8 @@ class Simulation:
         retries_before = self.retries
         started = selected[mask[selected]]
         self.mac.open_round(round, started)
+        if self.resources is not None:
+            self.resources.open(self.mac)
         missing: list[Missing] = []
         for client in selected.tolist():
             self.log(t_invite, EventKind.INVITED, round, client)

@@ -37,6 +37,7 @@ SUITES = {
     "step_schedules": ("contracts/test_local_optimizer_contracts.py", 'kinds("step_schedules")'),
     "compressions": ("contracts/test_compression_contracts.py", 'kinds("compressions")'),
     "schedulers": ("contracts/test_scheduler_contracts.py", 'kinds("schedulers")'),
+    "policies": ("contracts/test_policy_contracts.py", 'kinds("policies")'),
 }
 
 

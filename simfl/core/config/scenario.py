@@ -101,6 +101,10 @@ class Scenario(Node):
                 None if amplifier is None else amplifier.to_dict(), "null unless network.radio "
                 "is set (the amplifier's draw follows the radio's transmit power)")
         check_aircomp(self)
+        policy = self.server.policy
+        require(not policy.needs_band or self.network.mac.kind == "ofdma", "server.policy.kind",
+                policy.kind, f"a policy that gives no band shares unless network.mac.kind = "
+                f"ofdma (it is {self.network.mac.kind!r})")
         mode = self.server.mode.kind
         if mode != "sync":  # async, buffered: no rounds
             mac = self.network.mac

@@ -13,6 +13,7 @@ from simfl.core.config.papers import MIFA
 from simfl.core.config.aggregator import (CVaR, Aggregator, FedAR, FedAvg, FedAvgIS, FedAvgS,
                                           FedAvgSWait, FedLaAvg, FedProx, FedVARP, Mifa,
                                           Scaffold)
+from simfl.core.config.policy import NoPolicy, Policy
 from simfl.core.config.sampler import Sampler, Uniform, WaitGroup
 from simfl.core.config.aircomp import AirComp
 from simfl.core.config.server_mode import AsyncMode, BufferedMode, ServerMode, SyncMode
@@ -99,6 +100,9 @@ class Server(Node):
     null: none).
     ``compression`` is what each client's update becomes on the uplink
     (:class:`~simfl.core.config.compression.Compression`; synchronous rounds only).
+    ``policy`` decides, when a round opens, which of the sampler's picks are invited and
+    their band shares, transmit powers and CPU clocks (:class:`~simfl.core.config.policy.
+    Policy`; default ``none``; synchronous rounds without edge servers).
     """
 
     algorithm: Aggregator = FedAvg()
@@ -112,6 +116,7 @@ class Server(Node):
     optimizer: ServerOptimizer = NoServerOptimizer()
     hierarchy: Hierarchy | None = None
     compression: Compression = NoCompression()
+    policy: Policy = NoPolicy()
 
     def validate(self) -> None:
         positive(self, "clients_per_round", "deadline_s")
@@ -129,6 +134,10 @@ class Server(Node):
                     "wait_group: fedavg_s_wait averages the group that sampler keeps")
             require(self.min_updates == 0, "min_updates", self.min_updates,
                     "0 with fedavg_s_wait (an abandoned round would lose group members)")
+        require(self.policy.kind == "none" or (self.mode.synchronous and self.hierarchy is None),
+                "policy.kind", self.policy.kind, "none with mode "
+                f"{self.mode.kind}{' and edge servers' if self.hierarchy else ''} (a policy "
+                "decides the rounds of a synchronous server without edge servers)")
         if not self.mode.synchronous:
             self._validate_continuous()
 

@@ -21,12 +21,14 @@ Every built-in scheduler kind (:mod:`simfl.core.config.scheduler`) is implemente
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from simfl.core.config.network import OfdmaMac
 from simfl.core.config.scheduler import (EqualShare, MaxRate, MinLatency, ProportionalFair,
                                          RoundRobin, scheduler_named)
+from simfl.core.errors import ConfigError
 from simfl.core.registry import implementation_of, implements
 from simfl.sim.radio.band import min_latency_split, whole_blocks
 from simfl.sim.radio.radio_map import RadioMap
@@ -49,8 +51,10 @@ class BandSplit:
         self.cfg, self.radio = cfg, radio
         self.blocks = cfg.resource_blocks or 0
         self.avg_bps = np.full(n_clients, np.nan)  # proportional fair's averages
-        self.fixed = np.zeros(n_clients)  # min latency's fractions, this round
+        self.fixed = np.zeros(n_clients)  # min latency's (or a policy's) fractions, this round
         self.needs_plan = False
+        self.assigned = False  # a round policy fixed this round's fractions
+        self._base_a_hz: np.ndarray | None = None  # received powers before a policy's
         if radio is not None:
             self.band_hz = float(radio.bandwidth_hz)
             self.a_hz = np.asarray(radio.rx_power_w(), dtype=float) / (radio.noise_w
@@ -59,6 +63,22 @@ class BandSplit:
     def new_round(self) -> None:
         self.needs_plan = self.cfg.scheduler == "min_latency"
         self.fixed[:] = 0.0
+        self.assigned = False
+        if self._base_a_hz is not None:
+            self.a_hz, self._base_a_hz = self._base_a_hz, None
+
+    def assign(self, shares: dict[int, float] | None, a_hz: dict[int, float]) -> None:
+        """A round policy's decisions for this round: each client's fixed fraction of
+        its cell's band (None: the scheduler's), and the received power over the noise
+        density of the clients whose transmit power it set (:mod:`simfl.sim.rounds.resources`)."""
+        if shares is not None:
+            self.needs_plan, self.assigned = False, True
+            for client, share in shares.items():
+                self.fixed[client] = share
+        if a_hz and self.radio is not None:
+            self._base_a_hz = self.a_hz.copy()
+            for client, a in a_hz.items():
+                self.a_hz[client] = a
 
     def cell(self, client: int) -> int:
         return 0 if self.radio is None else int(self.radio.ap[client])
@@ -71,13 +91,24 @@ class BandSplit:
 
     def rates_bps(self, clients: np.ndarray, link_bps: np.ndarray) -> np.ndarray:
         """Each upload's rate (bit/s) under the split."""
-        if self.cfg.scheduler == "round_robin" and self.blocks:
+        if self.cfg.scheduler == "round_robin" and self.blocks and not self.assigned:
             n, blocks = clients.size, self.blocks
             high = (blocks % n) / n  # time share holding one block more
             return (high * self._on(clients, link_bps, np.full(n, (blocks // n + 1) / blocks))
                     + (1.0 - high) * self._on(clients, link_bps,
                                               np.full(n, (blocks // n) / blocks)))
-        return self._on(clients, link_bps, self.fractions(clients, link_bps))
+        return self._on(clients, link_bps, self.shares(clients, link_bps))
+
+    def shares(self, clients: np.ndarray, link_bps: np.ndarray) -> np.ndarray:
+        """The fractions in force: a round policy's (:meth:`assign`), else the scheduler's
+        (:meth:`fractions`; a scheduler of one's own is checked: n of them in [0, 1]
+        summing to at most 1)."""
+        if self.assigned:
+            return np.asarray(self.fixed[clients])
+        fractions = self.fractions(clients, link_bps)
+        if type(self).fractions is BandSplit.fractions:
+            return fractions
+        return checked_split(self.cfg.scheduler, fractions, clients.size)
 
     def _on(self, clients: np.ndarray, link_bps: np.ndarray, fractions: np.ndarray
             ) -> np.ndarray:
@@ -140,3 +171,13 @@ class BandSplit:
 # the built-in schedulers are the branches of BandSplit (``simfl.register`` adds more)
 for _scheduler in (EqualShare, RoundRobin, ProportionalFair, MaxRate, MinLatency):
     implements(_scheduler, BandSplit)
+
+
+def checked_split(kind: str, fractions: Any, n: int) -> np.ndarray:
+    """A plugged-in scheduler's fractions, refused in one line unless n of them in [0, 1]
+    sum to at most 1."""
+    out = np.asarray(fractions, dtype=float)
+    if out.shape != (n,) or not np.all((out >= 0) & (out <= 1)) or out.sum() > 1 + 1e-9:
+        raise ConfigError(f"network.mac.scheduler {kind}: fractions", out.tolist(),
+                          f"{n} fractions of the band in [0, 1] summing to at most 1")
+    return out

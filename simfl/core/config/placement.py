@@ -14,6 +14,8 @@ from simfl.core.config.node import Choice
 
 #: largest region or radius accepted (m): 1,000 km
 MAX_EXTENT_M = 1e6
+#: most points a Poisson point process may hold on average (density x area)
+MAX_PPP_POINTS = 10**8
 
 
 @dataclass(frozen=True)
@@ -44,9 +46,11 @@ class DiscPlacement(Placement):
 class PppPlacement(Placement):
     """A Poisson point process on a square centred on the origin.
 
-    ``density_per_m2`` points per square metre on the square of side ``side_m``: the number of points is Poisson(density x area), and they are
-    uniform in the square. The population's ``n_clients`` of them become clients (the
-    run is refused if the draw holds fewer)."""
+    ``density_per_m2`` points per square metre on the square of side ``side_m``: the
+    number of points is Poisson(density x area), and they are uniform in the square. The
+    population's ``n_clients`` of them become clients (the run is refused if the draw
+    holds fewer); only those are drawn. The mean count, density x side_m^2, is at most
+    10^8 (:data:`MAX_PPP_POINTS`)."""
 
     kind = "ppp"
     paper = "Haenggi, Stochastic Geometry for Wireless Networks, Cambridge 2012, ch. 2"
@@ -58,6 +62,10 @@ class PppPlacement(Placement):
         require(self.side_m <= MAX_EXTENT_M, "side_m", self.side_m,
                 f"a side in (0, {MAX_EXTENT_M:g}] m")
         finite(self, "density_per_m2")
+        mean = self.density_per_m2 * self.side_m ** 2
+        require(mean <= MAX_PPP_POINTS, "density_per_m2", self.density_per_m2,
+                f"at most {MAX_PPP_POINTS:g} points on average over the square "
+                f"(density_per_m2 x side_m^2; here {mean:g})")
 
 
 @dataclass(frozen=True)

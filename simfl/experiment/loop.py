@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Callable
 
 import numpy as np
 
 from simfl.core.config import Scenario
+from simfl.core.errors import SimflError
+from simfl.core.records import RoundOutcome
 from simfl.core.rng import RngTree
 from simfl.experiment.arrivals import ArrivalWatch
 from simfl.experiment.gc_tuning import FREEZE_EVERY_S, gc_for_many_objects
@@ -19,6 +22,16 @@ from simfl.sim.simulation import Simulation
 ProgressFn = Callable[[int, float, "float | None"], None]
 #: called after every round with the number of rounds completed (checkpoints)
 RoundEndFn = Callable[[int], None]
+
+
+def check_finite(outcome: RoundOutcome) -> None:
+    """Refuse a round whose close time or energy is not a finite number: no table or
+    summary is written with an infinite clock or a NaN energy (one line, exit 2)."""
+    if not (math.isfinite(outcome.t_close_s) and math.isfinite(outcome.energy_j)):
+        raise SimflError(f"round {outcome.round} closed at t = {outcome.t_close_s:g} s with "
+                         f"{outcome.energy_j:g} J spent: the simulated time or energy is no "
+                         "longer a finite number (a delay, rate or deadline of the scenario "
+                         "is too extreme); nothing more is simulated")
 
 
 class RoundLoop:
@@ -65,6 +78,7 @@ class RoundLoop:
         outcome = self.sim.run_round(
             r, lambda view: self.sampler.select(self.sampler_state, view,
                                                 self.sim.n_invites, rng))
+        check_finite(outcome)
         self.sampler_state = self.sampler.observe(self.sampler_state, outcome)
         self.trainer.evaluate_due(self.recorder, outcome.t_close_s, r, before_close=True)
         n_trained, n_aggregated = self.trainer.train(r, outcome, self.sim.late_running)

@@ -45,7 +45,8 @@ class Network(Node):
     link its mean SNR from geometry, and with it each attempt's rate (the band's capacity)
     and loss; the two channels must then be ``ideal`` and their ``rate`` is not used. ``sinr_threshold_db`` is the SINR an attempt needs to
     get through (and, in slotted ALOHA, lets the strongest of a busy slot capture it);
-    null keeps every collision a loss. ``downlink_mode`` sends the global model to each
+    null keeps every collision a loss; without a radio it is allowed only with slotted ALOHA.
+    ``downlink_mode`` sends the global model to each
     client on its own (``unicast``) or once to all (``broadcast``).
     """
 
@@ -70,6 +71,11 @@ class Network(Node):
                 "an integer >= 1")
         positive(self, "model_bytes")
         finite(self, "sinr_threshold_db")
+        # without a radio only slotted ALOHA reads the threshold (capture by the strongest)
+        require(self.sinr_threshold_db is None or self.radio is not None
+                or isinstance(self.mac, SlottedAlohaMac), "sinr_threshold_db",
+                self.sinr_threshold_db, "null unless network.radio is set or network.mac is "
+                "slotted_aloha (nothing else reads an SINR threshold)")
         if self.radio is not None:
             for name in ("uplink", "downlink"):
                 channel = getattr(self, name)

@@ -33,11 +33,17 @@ __all__ = [
 ]
 
 
+#: most attempts of one transfer: each is an event of the simulation (real link layers
+#: stop after a handful)
+MAX_ARQ_ATTEMPTS = 1000
+
+
 @dataclass(frozen=True)
 class Network(Node):
     """Downlink (server to client) and uplink (client to server) with ARQ.
 
-    A transfer is tried up to ``arq_max_attempts`` times, back to back; each attempt
+    A transfer is tried up to ``arq_max_attempts`` times (at most 1000,
+    :data:`MAX_ARQ_ATTEMPTS`), back to back; each attempt
     costs the full airtime ``model_bytes * 8 / rate_bps``. ``model_bytes`` defaults to
     the model's float32 parameter size.
 
@@ -67,8 +73,9 @@ class Network(Node):
                     and self.radio is None, "mac.phy_rate_bps", None,
                     "a bit rate when the uplink has no finite fixed rate (csma_ca sends its "
                     "frames at phy_rate_bps, or at the uplink's fixed rate when null)")
-        require(self.arq_max_attempts >= 1, "arq_max_attempts", self.arq_max_attempts,
-                "an integer >= 1")
+        require(1 <= self.arq_max_attempts <= MAX_ARQ_ATTEMPTS, "arq_max_attempts",
+                self.arq_max_attempts, f"an integer in [1, {MAX_ARQ_ATTEMPTS}] (every "
+                "attempt is simulated, back to back)")
         positive(self, "model_bytes")
         finite(self, "sinr_threshold_db")
         # without a radio only slotted ALOHA reads the threshold (capture by the strongest)

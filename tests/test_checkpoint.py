@@ -12,8 +12,8 @@ import shutil
 import signal
 import subprocess
 import sys
-import warnings
 import time
+import warnings
 from pathlib import Path
 from typing import NamedTuple
 

@@ -20,7 +20,7 @@ from simfl.core.config.placement import (MAX_EXTENT_M, DiscPlacement, FilePlacem
                                          GridPlacement, Placement, PppPlacement)
 from simfl.core.errors import ConfigError
 from simfl.sim.traces.data import FIELD as TRACE_FIELD
-from simfl.sim.traces.data import bad_line, client_id, column_of
+from simfl.sim.traces.data import bad_line, client_id, column_of, count_column
 from simfl.sim.traces.data import number as number_of
 from simfl.sim.traces.files import numbered_lines
 
@@ -83,8 +83,8 @@ def read_positions(path: str | Path, n_clients: int) -> Positions:
                     header_seen = True
                     continue
                 if len(fields) != 3:
-                    raise bad_line(str(path), number, line, allowed,
-                                   column_of(line, min(len(fields), 3) - 1), field=FIELD)
+                    raise bad_line(str(path), number, line, allowed, count_column(line, 3),
+                                   field=FIELD)
                 values: list[float] = []
                 for index, text in enumerate(fields):
                     try:

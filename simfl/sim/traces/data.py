@@ -73,6 +73,14 @@ class Located(str):
         return str(self)
 
 
+def count_column(line: str, expected: int, sep: str = ",") -> int:
+    """Where a line of the wrong number of fields goes wrong: the first field too many,
+    or the end of a line that is short of fields (columns from 1)."""
+    if len(line.split(sep)) > expected:
+        return column_of(line, expected, sep)
+    return len(line) + 1
+
+
 def column_of(line: str, index: int, sep: str = ",") -> int:
     """The column (from 1) where field ``index`` of ``line``, split at ``sep``, starts."""
     parts = line.split(sep)

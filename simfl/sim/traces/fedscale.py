@@ -16,7 +16,7 @@ from typing import Iterator, TypedDict
 
 from simfl.core.errors import ConfigError
 from simfl.sim.traces.data import (FIELD, Intervals, Rows, TraceData, bad_line, build_trace,
-                                  Located, client_id, column_of)
+                                  Located, client_id, count_column)
 from simfl.sim.traces.data import number as data_number
 
 HEADER = ["client", "active", "inactive", "finish_time"]
@@ -119,8 +119,7 @@ def csv_intervals(lines: Iterator[tuple[int, str]],
         fields = line.split(",")
         if len(fields) != 4:
             raise bad_line(where, number, line, "four fields client,active,inactive,"
-                           "finish_time with space-separated lists",
-                           column_of(line, min(len(fields), 4) - 1))
+                           "finish_time with space-separated lists", count_column(line, 4))
         entry = {"active": fields[1].split(), "inactive": fields[2].split(),
                  "finish_time": fields[3].strip()}
         cid, spans, period_s = entry_intervals(fields[0].strip(), entry, where,

@@ -62,7 +62,7 @@ import numpy as np
 from simfl.core.errors import ConfigError
 from simfl.sim.traces.data import (ECHO_CHARS, FIELD, MAX_CLIENT_ID, Intervals, Rows,
                                   TraceData, bad_line, build_trace, checked, client_id,
-                                  column_of, echo)
+                                  column_of, count_column, echo)
 from simfl.sim.traces.data import number as to_number
 from simfl.sim.traces.fedscale import csv_intervals, csv_text, from_fedscale, to_fedscale
 from simfl.sim.traces.files import json_value, numbered_lines
@@ -97,8 +97,7 @@ def read_csv(path: str | Path, period_s: float | None = None) -> TraceData:
                 header_seen = True
                 continue
             if len(fields) != 3:
-                raise bad_line(str(path), number, line, allowed,
-                               column_of(line, min(len(fields), 3) - 1))
+                raise bad_line(str(path), number, line, allowed, count_column(line, 3))
             values = []
             for index, (text, parse) in enumerate(zip(fields, (client_id, to_number,
                                                                to_number))):

@@ -71,7 +71,7 @@ class PppPlacement(Placement):
         mean = self.density_per_m2 * self.side_m ** 2
         require(mean <= MAX_PPP_POINTS, "density_per_m2", self.density_per_m2,
                 f"at most {MAX_PPP_POINTS:g} points on average over the square "
-                f"(density_per_m2 x side_m^2; here {mean:g})")
+                "(density_per_m2 x side_m^2)")
 
 
 @dataclass(frozen=True)

@@ -213,12 +213,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
 
 
 def check_run_options(args: argparse.Namespace, out: Path | None) -> None:
-    """Refuse (one line, exit 2) a campaign folder that is a file and counts below 1,
-    before anything runs."""
-    for flag in ("jobs", "rounds"):
-        value = getattr(args, flag, None)
-        if value is not None and value < 1:
-            raise simfl.ConfigError(f"--{flag}", value, "an integer >= 1")
+    """Refuse (one line, exit 2) a campaign folder that is a file and ``--jobs`` below 1,
+    before anything runs (``--rounds`` is checked with the study, by :func:`narrow`)."""
+    if args.jobs is not None and args.jobs < 1:
+        raise simfl.ConfigError("--jobs", args.jobs, "a number of runs at a time >= 1")
     if out is not None and out.exists() and not out.is_dir():
         raise simfl.ConfigError("--out", str(out), "a campaign folder, or a path where one "
                                 "can be made (this is a file)")

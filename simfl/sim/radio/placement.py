@@ -5,8 +5,9 @@ length ``n_clients``, from the stream ``placement``: ``disc`` is uniform in area
 annulus, ``ppp`` keeps ``n_clients`` points of a Poisson point process (refused when the
 draw holds fewer), ``grid`` fills a square grid row by row, and ``file`` reads a CSV
 ``client,x_m,y_m`` with the trace readers' safeguards (regular files only, byte and line
-caps, UTF-8), every client exactly once and every coordinate a decimal number within
-:data:`~simfl.core.config.placement.MAX_EXTENT_M` of the origin.
+caps, UTF-8), every client exactly once and every coordinate a decimal number of at
+most :data:`~simfl.core.config.placement.MAX_EXTENT_M` in absolute value; an error names
+the line and column, never the file's text.
 """
 
 from __future__ import annotations

@@ -212,12 +212,30 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    help="rounds per run (default: the study's); the report lists the change")
 
 
+def check_run_options(args: argparse.Namespace, out: Path | None) -> None:
+    """Refuse (one line, exit 2) a campaign folder that is a file and ``--jobs`` below 1,
+    before anything runs (``--rounds`` is checked with the study, by :func:`narrow`)."""
+    if args.jobs is not None and args.jobs < 1:
+        raise simfl.ConfigError("--jobs", args.jobs, "a number of runs at a time >= 1")
+    if out is not None and out.exists() and not out.is_dir():
+        raise simfl.ConfigError("--out", str(out), "a campaign folder, or a path where one "
+                                "can be made (this is a file)")
+
+
+def refuse_model(study_name: str, model: str | None, own: str) -> None:
+    """A study with a model of its own takes no ``--model``: say so instead of ignoring it."""
+    if model is not None:
+        raise simfl.ConfigError("--model", model, f"no --model: the {study_name} study trains "
+                                f"its own model ({own})")
+
+
 def main_for(name: str, build: Callable[..., Study], description: str,
              argv: Sequence[str] | None = None) -> int:
     """The command line of one study: ``python -m studies.NAME [--quick] [--out DIR]``."""
     args = parser(description).parse_args(argv)
     out = args.out or Path("runs") / ("studies_quick" if args.quick else "studies") / name
     try:
+        check_run_options(args, out)
         study = narrow(build(args.quick, args.model, args.device), args.seeds, args.arms,
                        args.rounds)
         print(study.plan(), flush=True)
@@ -228,5 +246,8 @@ def main_for(name: str, build: Callable[..., Study], description: str,
     except KeyboardInterrupt:
         print(INTERRUPTED, file=sys.stderr)
         return 130
+    except OSError as err:  # the campaign folder cannot be made or written
+        print(f"error: {err.filename or out}: {err.strerror or err}", file=sys.stderr)
+        return 1
     print(f"{out}: done; report: python analysis/report.py {out} --out REPORT_DIR")
     return 0

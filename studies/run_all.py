@@ -15,7 +15,7 @@ from typing import Sequence
 
 import simfl
 from studies import cvar, fedar, fedgs, fedlaavg, warm_start
-from studies.common import INTERRUPTED, add_run_options, narrow, run_study
+from studies.common import INTERRUPTED, add_run_options, check_run_options, narrow, run_study
 
 STUDIES = {m.NAME: m for m in (fedar, cvar, warm_start, fedgs, fedlaavg)}
 REPORT = Path(__file__).resolve().parents[1] / "analysis" / "report.py"
@@ -33,8 +33,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     started_s = time.perf_counter()
     try:
-        chosen = {name: narrow(module.study(args.quick, args.model, args.device), args.seeds,
-                               args.arms, args.rounds)
+        check_run_options(args, args.out)
+        # --model goes to the studies that take one (cvar and fedgs train their own)
+        chosen = {name: narrow(module.study(args.quick, None if getattr(module, "OWN_MODEL",
+                                                                        False) else args.model,
+                                            args.device), args.seeds, args.arms, args.rounds)
                   for name, module in STUDIES.items() if not args.only or name in args.only}
     except simfl.SimflError as err:
         print(f"error: {err}", file=sys.stderr)
@@ -51,6 +54,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             print(f"{name}: {INTERRUPTED}", file=sys.stderr)
             return 130
+        except OSError as err:  # the campaign folder cannot be made or written
+            print(f"error: {name}: {err.filename or args.out}: {err.strerror or err}",
+                  file=sys.stderr)
+            return 1
         print(f"{name}: {time.perf_counter() - t_s:.1f} s", flush=True)
     campaigns = [str(args.out / name) for name in STUDIES if (args.out / name / "study.json").is_file()]
     status = load_report().main([*campaigns, "--out", str(args.out / "report")])

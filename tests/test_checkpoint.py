@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import NamedTuple
 
@@ -500,6 +501,18 @@ def test_simfl_resume_says_what_is_wrong_with_a_tampered_checkpoint_in_one_line(
     out = _cli("resume", str(folder), "--quiet", cwd=tmp_path)
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_a_torchscript_archive_as_tensors_is_one_line_without_torch_warnings(
+        stopped_run, tmp_path):
+    folder = tmp_path / "run"
+    shutil.copytree(stopped_run[1], folder)
+    with warnings.catch_warnings():  # torch.jit is deprecated; its archives still load
+        warnings.simplefilter("ignore")
+        torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), str(folder / _CK / "tensors.pt"))
+    out = _cli("resume", str(folder), "--quiet", cwd=tmp_path)
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert out.stderr.startswith("simfl resume: error:") and "Warning" not in out.stderr
 
 
 def test_a_checkpoint_touches_no_file_outside_its_run_folder(stopped_run, tmp_path):

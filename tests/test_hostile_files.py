@@ -196,16 +196,24 @@ def test_leaf_integer_of_5000_digits_is_one_line(tmp_path):
     assert len(one_line(err)) < 600
 
 
-def test_leaf_shakespeare_lone_surrogate_reads_as_a_character_outside_the_alphabet(tmp_path):
+@pytest.mark.parametrize("field, row", [("x", 0), ("x", 1), ("y", 2)])
+def test_leaf_shakespeare_lone_surrogate_is_refused_in_every_mode(tmp_path, capsys, field, row):
     leaf_folder(tmp_path, users=(3, 5), benchmark="shakespeare")
     path = _first_train_file(tmp_path)
     doc = json.loads(path.read_text())
     user = doc["users"][0]
-    doc["user_data"][user]["x"][0] = "\ud800" + doc["user_data"][user]["x"][0][1:]
-    path.write_text(json.dumps(doc))  # json writes the lone surrogate as \ud800
-    with pytest.warns(UserWarning, match="1 characters outside"):
-        arrays = read_leaf(str(tmp_path), "shakespeare", 2)
-    assert arrays.x_train[0, 0] == datafiles.LEAF_ALPHABET.index(" ")
+    texts = doc["user_data"][user][field]
+    texts[row] = "\udc00" + texts[row][1:]
+    path.write_text(json.dumps(doc))  # json writes the lone surrogate as \udc00
+    with pytest.raises(DataFileError, match=rf"{field}\[{row}\] holds a lone surrogate"):
+        read_leaf(str(tmp_path), "shakespeare", 2)
+    for command in (["validate"], ["run", "--timing-only", "--out", str(tmp_path / "run")]):
+        assert main([*command, "quickstart", "--set", "task.dataset=leaf", "--set",
+                     f"task.dataset.path={tmp_path}", "--set", "task.dataset.benchmark="
+                     "shakespeare", "--set", "task.model=char_lstm", "--set",
+                     "task.n_clients=2", "--set", "server.clients_per_round=2"]) == 2
+        err = capsys.readouterr().err
+        assert "lone surrogate" in err and len(err.strip().splitlines()) == 1, err
 
 
 @pytest.mark.parametrize("edit, words", [

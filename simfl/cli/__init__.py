@@ -46,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
         where = f"{err.filename}: " if err.filename else ""
         _error(args.command, f"{where}{err.strerror or err}")
         return 1
+    except SystemExit as stop:  # code simfl imported (a factory, a plugin) called sys.exit()
+        _error(args.command, f"code called by the scenario exited (SystemExit({stop.code!r})) "
+               "before simfl was done; nothing was completed")
+        return 2
     except RecursionError:
         _error(args.command, "a value is nested too deeply")
         return 2

@@ -54,6 +54,8 @@ def run_out_dir(out: str | None, name: str | None, scenario_name: str,
         raise ConfigError("--name", name, "--name or --out, not both (--out names the "
                           "folder itself)")
     if out is not None:
+        if out.strip() == "" or "\0" in out:
+            raise ConfigError("--out", out, "the path of a run folder (not empty)")
         return Path(out)
     if name is not None:
         return Path("runs") / checked_name(name)

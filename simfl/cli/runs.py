@@ -29,11 +29,13 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
     overrides = [parse_override(text) for text in args.set or []]
     if getattr(args, "seed", None) is not None:
         overrides.append(("seed", args.seed))
-    if getattr(args, "timing_only", False):
-        overrides.append(("run.timing_only", True))
-    if getattr(args, "events", False):
-        overrides.append(("run.events", True))
-    return apply_overrides(scenario, overrides)
+    # the --set values are checked as given (as ``simfl validate`` checks them) before the
+    # flags replace any of them: ``--set run.timing_only=1 --timing-only`` is refused
+    scenario = apply_overrides(scenario, overrides)
+    flags = [(key, True) for key, flag in (("run.timing_only", "timing_only"),
+                                           ("run.events", "events"))
+             if getattr(args, flag, False)]
+    return apply_overrides(scenario, flags) if flags else scenario
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

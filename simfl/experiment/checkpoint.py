@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import stat
+import warnings
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -176,7 +177,10 @@ def _tensors(path: Path, device: Any) -> dict[str, Any]:
     import torch
 
     try:
-        with open(path, "rb") as handle:
+        # torch warns before it refuses some files (a TorchScript archive): the refusal
+        # below is the one line a tampered checkpoint gets
+        with open(path, "rb") as handle, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             found = torch.load(handle, map_location=device, weights_only=True)
     except Exception as err:  # torch raises many kinds on a damaged file; none is a bug
         raise CheckpointError(f"cannot read {path}: {' '.join(str(err).split())[:200]}") \

@@ -12,6 +12,7 @@ recorder (:meth:`RoundLoop.build_recorder`).
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 from typing import Any, Callable, Protocol
@@ -19,6 +20,8 @@ from typing import Any, Callable, Protocol
 import numpy as np
 
 from simfl.core.config import Scenario
+from simfl.core.errors import SimflError
+from simfl.core.records import RoundOutcome
 from simfl.core.rng import RngTree
 from simfl.experiment.arrivals import ArrivalWatch
 from simfl.experiment.build import BuildContext
@@ -44,6 +47,16 @@ class RunLoop(Protocol):
     def summary(self) -> dict[str, Any]: ...  # the loop's own fields of summary.json
 
     def warnings(self) -> list[str]: ...  # summary.json's warnings about the run
+
+
+def check_finite(outcome: RoundOutcome) -> None:
+    """Refuse a round whose close time or energy is not a finite number: no table or
+    summary is written with an infinite clock or a NaN energy (one line, exit 2)."""
+    if not (math.isfinite(outcome.t_close_s) and math.isfinite(outcome.energy_j)):
+        raise SimflError(f"round {outcome.round} closed at t = {outcome.t_close_s:g} s with "
+                         f"{outcome.energy_j:g} J spent: the simulated time or energy is no "
+                         "longer a finite number (a delay, rate or deadline of the scenario "
+                         "is too extreme); nothing more is simulated")
 
 
 class RoundLoop:
@@ -99,6 +112,7 @@ class RoundLoop:
         outcome = self.sim.run_round(
             r, lambda view: self.sampler.select(self.sampler_state, view,
                                                 self.sim.n_invites, rng))
+        check_finite(outcome)
         self.sampler_state = self.sampler.observe(self.sampler_state, outcome)
         self.trainer.evaluate_due(self.recorder, outcome.t_close_s, r, before_close=True)
         n_trained, n_aggregated = self.trainer.train(r, outcome, self.sim.late_running)

@@ -66,7 +66,9 @@ def run_scenario(scenario: Scenario, out_dir: Path | None = None,
     ``threads`` forces torch's thread count (a campaign's runs use one), in place of
     ``run.threads`` and the choice by model size (:mod:`simfl.experiment.threads`).
     """
-    preflight(scenario)  # every check that needs no training, before anything is allocated
+    # every check that needs no training, before anything is allocated; a timing-only run
+    # never loads the data, so it reads the data files whole as ``simfl validate`` does
+    preflight(scenario, whole_files=scenario.run.timing_only)
     with torch_threads(scenario, threads) as chosen:
         started_s = time.perf_counter()
         run = RunAssembly(scenario, started_s, out_dir)

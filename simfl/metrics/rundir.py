@@ -160,6 +160,10 @@ def fresh_run_dir(base: Path) -> Path:
     :class:`OutputError`.
     """
     base = Path(base)
+    if base.name in ("", ".."):  # ".", "..", "/": the folder's own name, for base_2...
+        base = Path(os.path.abspath(base))
+        if base.name == "":
+            raise ConfigError("--out", str(base), "a run folder below the root folder")
     if base.exists() and not base.is_dir():
         raise ConfigError("--out", str(base), "a folder, or a path where one can be made "
                           "(this is a file)")

@@ -76,7 +76,7 @@ class TorchNet:
             torch.manual_seed(seed)
             try:
                 module = self.factory(self.input_shape, self.n_classes)
-            except Exception as err:
+            except (Exception, SystemExit) as err:  # sys.exit() in the factory is an error too
                 raise self._error(f"calling it with ({self.input_shape}, {self.n_classes}) "
                                   "failed", err) from None
         if not isinstance(module, torch.nn.Module):
@@ -89,14 +89,14 @@ class TorchNet:
         import torch
 
         state = {k: v.detach() for k, v in self.module.state_dict().items()}
-        first: Exception | None = None
+        first: BaseException | None = None
         for dtype in (torch.float32, torch.int64):  # numbers, or token ids
             try:
                 with torch.no_grad():
                     out = self.forward(state, torch.zeros((2, math.prod(self.input_shape)),
                                                           dtype=dtype))
                 break
-            except Exception as err:
+            except (Exception, SystemExit) as err:
                 first = first or err
         else:
             assert first is not None
@@ -107,7 +107,7 @@ class TorchNet:
                               f"[batch, {self.n_classes}] logits (it returned "
                               f"{list(out.shape)} for a batch of 2)")
 
-    def _error(self, what: str, err: Exception) -> ConfigError:
+    def _error(self, what: str, err: BaseException) -> ConfigError:
         reason = str(err).strip().splitlines()[0] if str(err).strip() else ""
         return ConfigError("task.model.factory", self.factory_path, "a factory whose module "
                            f"reads the data set's samples ({what}: {type(err).__name__}"

@@ -46,7 +46,8 @@ class CsmaCaMac(Mac):
     transmitter is a success (basic access: DATA, SIFS, ACK; with ``rts_cts``: RTS,
     SIFS, CTS, SIFS, DATA, SIFS, ACK), with two or more a collision (no capture). CW
     starts at ``cw_min`` for each MPDU and doubles with each collision up to ``cw_max``;
-    an MPDU that collides ``retry_limit`` times (null: never dropped) is dropped, and
+    an MPDU that collides ``retry_limit`` times (null: never dropped; then ``cw_max`` must
+    be at least 2, else two stations collide forever) is dropped, and
     with it the update: the client's upload fails (reason ``collided``), its other
     MPDUs are never sent, and it stops contending. Each busy period lasts Bianchi's
     T_s or T_c (with one ``propagation_delay_s`` after each frame exchange and DIFS
@@ -107,6 +108,11 @@ class CsmaCaMac(Mac):
                     self.phy_rate_bps, f"null or a finite bit rate >= {MIN_RATE_BPS:g} bit/s")
         require(self.cw_min <= self.cw_max <= MAX_WINDOW, "cw_max", self.cw_max,
                 f"an integer in [cw_min = {self.cw_min}, {MAX_WINDOW}]")
+        # a window of one slot and no retry limit: two contenders draw backoff 0 at every
+        # attempt, collide at every attempt, and the round never ends (a livelock)
+        require(self.cw_max > 1 or self.retry_limit is not None, "cw_max", self.cw_max,
+                "a window of at least 2 slots when retry_limit is null (with cw_max = 1 "
+                "two contending stations collide forever)")
         require(self.mpdu_payload_bytes <= MAX_MPDU_BYTES, "mpdu_payload_bytes",
                 self.mpdu_payload_bytes, f"an integer in [1, {MAX_MPDU_BYTES}] bytes")
         frames = ("mac_header_bits", "phy_header_bits", "ack_bits", "rts_bits", "cts_bits")

@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 EDGE_AGGREGATORS = ("fedavg", "fedprox")
 #: the most edge servers a hierarchy may have
 MAX_EDGES = 10_000
+#: the longest backhaul latency (seconds, about 30 years) and the slowest backhaul rate
+#: (bits per second): beyond them a transfer's time is no longer a finite number
+MAX_BACKHAUL_LATENCY_S = 1e9
+MIN_BACKHAUL_RATE_BPS = 1.0
 
 
 @dataclass(frozen=True)
@@ -33,7 +37,8 @@ class Backhaul(Node):
     A transfer of the model takes ``latency_s + 8 * model_bytes / rate_bps`` (``rate_bps``
     null: an infinite rate, ``latency_s`` alone) and is lost with probability ``p_loss`` (one
     attempt, no retry: a lost edge model misses that cloud aggregation; a lost cloud
-    model leaves its edge on its own model).
+    model leaves its edge on its own model). ``latency_s`` is at most 1e9 s and
+    ``rate_bps`` at least 1 b/s.
     """
 
     rate_bps: float | None = None
@@ -44,6 +49,11 @@ class Backhaul(Node):
         positive(self, "rate_bps")
         non_negative(self, "latency_s")
         probability(self, "p_loss")
+        at_most(self, MAX_BACKHAUL_LATENCY_S, "latency_s",
+                why="seconds: about 30 years; a longer delay leaves the clock infinite")
+        require(self.rate_bps is None or self.rate_bps >= MIN_BACKHAUL_RATE_BPS, "rate_bps",
+                self.rate_bps, f"null or a rate >= {MIN_BACKHAUL_RATE_BPS:g} b/s (a slower "
+                "link leaves the clock infinite)")
 
 
 @dataclass(frozen=True)

@@ -33,11 +33,17 @@ __all__ = [
 ]
 
 
+#: most attempts of one transfer: each is an event of the simulation (real link layers
+#: stop after a handful)
+MAX_ARQ_ATTEMPTS = 1000
+
+
 @dataclass(frozen=True)
 class Network(Node):
     """Downlink (server to client) and uplink (client to server) with ARQ.
 
-    A transfer is tried up to ``arq_max_attempts`` times, back to back; each attempt
+    A transfer is tried up to ``arq_max_attempts`` times (at most 1000,
+    :data:`MAX_ARQ_ATTEMPTS`), back to back; each attempt
     costs the full airtime ``model_bytes * 8 / rate_bps``. ``model_bytes`` defaults to
     the model's float32 parameter size.
 
@@ -45,7 +51,8 @@ class Network(Node):
     link its mean SNR from geometry, and with it each attempt's rate (the band's capacity)
     and loss; the two channels must then be ``ideal`` and their ``rate`` is not used. ``sinr_threshold_db`` is the SINR an attempt needs to
     get through (and, in slotted ALOHA, lets the strongest of a busy slot capture it);
-    null keeps every collision a loss. ``downlink_mode`` sends the global model to each
+    null keeps every collision a loss; without a radio it is allowed only with slotted ALOHA.
+    ``downlink_mode`` sends the global model to each
     client on its own (``unicast``) or once to all (``broadcast``).
     """
 
@@ -61,10 +68,16 @@ class Network(Node):
 
     def validate(self) -> None:
         self.mac.check_in(self)
-        require(self.arq_max_attempts >= 1, "arq_max_attempts", self.arq_max_attempts,
-                "an integer >= 1")
+        require(1 <= self.arq_max_attempts <= MAX_ARQ_ATTEMPTS, "arq_max_attempts",
+                self.arq_max_attempts, f"an integer in [1, {MAX_ARQ_ATTEMPTS}] (every "
+                "attempt is simulated, back to back)")
         positive(self, "model_bytes")
         finite(self, "sinr_threshold_db")
+        # without a radio only slotted ALOHA reads the threshold (capture by the strongest)
+        require(self.sinr_threshold_db is None or self.radio is not None
+                or isinstance(self.mac, SlottedAlohaMac), "sinr_threshold_db",
+                self.sinr_threshold_db, "null unless network.radio is set or network.mac is "
+                "slotted_aloha (nothing else reads an SINR threshold)")
         if self.radio is not None:
             for name in ("uplink", "downlink"):
                 channel = getattr(self, name)

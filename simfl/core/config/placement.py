@@ -9,11 +9,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simfl.core.config.checks import finite, non_negative, positive, require
+from simfl.core.config.checks import at_most, finite, non_negative, positive, require
 from simfl.core.config.node import Choice
 
 #: largest region or radius accepted (m): 1,000 km
 MAX_EXTENT_M = 1e6
+#: most points a Poisson point process may hold on average (density x area)
+MAX_PPP_POINTS = 10**8
+#: fastest client (m/s): about three times the speed of sound, faster than any airliner
+MAX_SPEED_MPS = 1e3
+#: shortest random-waypoint leg allowed on average (seconds): pause_s + radius_m /
+#: max_speed_mps must reach it, so that a simulated second holds at most about a
+#: hundred legs per client (each leg is drawn and walked)
+MIN_LEG_S = 0.01
 
 
 @dataclass(frozen=True)
@@ -44,9 +52,11 @@ class DiscPlacement(Placement):
 class PppPlacement(Placement):
     """A Poisson point process on a square centred on the origin.
 
-    ``density_per_m2`` points per square metre on the square of side ``side_m``: the number of points is Poisson(density x area), and they are
-    uniform in the square. The population's ``n_clients`` of them become clients (the
-    run is refused if the draw holds fewer)."""
+    ``density_per_m2`` points per square metre on the square of side ``side_m``: the
+    number of points is Poisson(density x area), and they are uniform in the square. The
+    population's ``n_clients`` of them become clients (the run is refused if the draw
+    holds fewer); only those are drawn. The mean count, density x side_m^2, is at most
+    10^8 (:data:`MAX_PPP_POINTS`)."""
 
     kind = "ppp"
     paper = "Haenggi, Stochastic Geometry for Wireless Networks, Cambridge 2012, ch. 2"
@@ -58,6 +68,10 @@ class PppPlacement(Placement):
         require(self.side_m <= MAX_EXTENT_M, "side_m", self.side_m,
                 f"a side in (0, {MAX_EXTENT_M:g}] m")
         finite(self, "density_per_m2")
+        mean = self.density_per_m2 * self.side_m ** 2
+        require(mean <= MAX_PPP_POINTS, "density_per_m2", self.density_per_m2,
+                f"at most {MAX_PPP_POINTS:g} points on average over the square "
+                "(density_per_m2 x side_m^2)")
 
 
 @dataclass(frozen=True)
@@ -118,8 +132,8 @@ class Static(Mobility):
 class ConstantVelocity(Mobility):
     """Each client moves in a straight line at a constant speed.
 
-    ``speed_mps`` in a direction drawn once, reflected at the edge of the disc of
-    ``radius_m`` around the origin."""
+    ``speed_mps`` (at most 1000 m/s, :data:`MAX_SPEED_MPS`) in a direction drawn once,
+    reflected at the edge of the disc of ``radius_m`` around the origin."""
 
     kind = "constant_velocity"
     speed_mps: float = 1.0
@@ -129,6 +143,7 @@ class ConstantVelocity(Mobility):
         non_negative(self, "speed_mps")
         positive(self, "radius_m")
         finite(self, "speed_mps", "radius_m")
+        at_most(self, MAX_SPEED_MPS, "speed_mps", why="m/s: faster than any airliner")
 
 
 @dataclass(frozen=True)
@@ -136,7 +151,10 @@ class RandomWaypoint(Mobility):
     """Each client walks from waypoint to waypoint.
 
     The next waypoint is uniform in the disc of ``radius_m``, the speed uniform in
-    [min_speed_mps, max_speed_mps]; at each waypoint it pauses ``pause_s``."""
+    [min_speed_mps, max_speed_mps]; at each waypoint it pauses ``pause_s``. Speeds are
+    at most 1000 m/s (:data:`MAX_SPEED_MPS`), and ``pause_s + radius_m / max_speed_mps``
+    is at least 0.01 s (:data:`MIN_LEG_S`): every leg is drawn and walked, so a
+    simulated second holds at most about a hundred legs per client."""
 
     kind = "random_waypoint"
     paper = ("Johnson and Maltz, Dynamic Source Routing in Ad Hoc Wireless Networks, "
@@ -152,3 +170,8 @@ class RandomWaypoint(Mobility):
         finite(self, "max_speed_mps", "pause_s", "radius_m")
         require(self.max_speed_mps >= self.min_speed_mps, "max_speed_mps",
                 self.max_speed_mps, f"a speed >= min_speed_mps = {self.min_speed_mps:g}")
+        at_most(self, MAX_SPEED_MPS, "max_speed_mps", why="m/s: faster than any airliner")
+        leg_s = self.pause_s + self.radius_m / self.max_speed_mps
+        require(leg_s >= MIN_LEG_S, "max_speed_mps", self.max_speed_mps,
+                f"a speed at which pause_s + radius_m / max_speed_mps is at least "
+                f"{MIN_LEG_S:g} s (here {leg_s:.3g} s: too many legs per simulated second)")

@@ -44,7 +44,7 @@ def resolve_factory(path: str) -> Callable[..., Any]:
         found: Any = module
         for part in name.split("."):
             found = getattr(found, part)
-    except Exception as err:  # the user's module may fail in any way while importing
+    except (Exception, SystemExit) as err:  # the user's module may fail in any way (exit too)
         reason = str(err).strip().splitlines()[0] if str(err).strip() else ""
         raise ConfigError("factory", path, f"{_ALLOWED} (it does not load: "
                           f"{type(err).__name__}{': ' + reason if reason else ''})") from None

@@ -174,6 +174,13 @@ def _shakespeare_arrays(path: Path, user: str, xs: list[Any], ys: list[Any]) -> 
         raise DataFileError(path, f"user {echo(user)}: each x must be a string of "
                             f"{SHAKESPEARE_LENGTH} characters and each y one character "
                             "(LEAF Shakespeare)")
+    for name, texts, length in (("x", xs, SHAKESPEARE_LENGTH), ("y", ys, 1)):
+        try:  # JSON may escape a lone surrogate (\\ud800): valid JSON, but no character
+            "".join(texts).encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise DataFileError(path, f"user {echo(user)}: {name}[{err.start // length}] holds "
+                                "a lone surrogate escape (\\ud800 to \\udfff), which is not "
+                                "a character") from None
     x = leaf_tokens("".join(xs)).reshape(len(xs), SHAKESPEARE_LENGTH)
     y = leaf_tokens("".join(ys))
     return x, y

@@ -30,15 +30,25 @@ def hierarchy_from_graph(graph: nx.Graph, n_clients: int, *,
     ``settings`` are the other fields of :class:`Hierarchy` (``kappa1``, ``kappa2``,
     ``cloud_deadline_s``). Raises :class:`ConfigError` naming the first node or link
     that does not fit (a client without an edge, a client joined to an unknown edge,
-    an edge server without a link to the cloud).
+    an edge server listed twice or without a link to the cloud, a graph that is a
+    MultiGraph or directed).
     """
     field = "server.hierarchy (graph)"
+    if not isinstance(graph, nx.Graph) or graph.is_multigraph() or graph.is_directed():
+        raise ConfigError(field, type(graph).__name__, "an undirected networkx Graph with at "
+                          "most one link between two nodes (not a MultiGraph or DiGraph)")
     if CLOUD not in graph:
         raise ConfigError(field, sorted(map(str, graph.nodes))[:5],
                           f"a graph with a node named {CLOUD!r}")
     clients = set(range(n_clients))
     found = [n for n in graph.nodes if n != CLOUD and n not in clients]
     order = list(edges) if edges is not None else sorted(found, key=str)
+    listed: set[Hashable] = set()
+    for name in order:
+        if not isinstance(name, Hashable) or name in listed:
+            raise ConfigError(f"{field} edges", name, "each edge server listed once, by a "
+                              "node name of the graph")
+        listed.add(name)
     unknown = [n for n in found if n not in order]
     if unknown:
         raise ConfigError(f"{field} node", unknown[0], f"a client 0..{n_clients - 1}, the "

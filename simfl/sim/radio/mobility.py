@@ -40,6 +40,9 @@ from simfl.sim.radio.radio_map import RadioMap
 #: moved over its remaining whole chords at once (a chord's length, and the angle it
 #: turns the mover around the centre, are the same for every chord of its path)
 MAX_BOUNCES = 64
+#: most random-waypoint legs drawn for a client in one pass of an advance (the batch
+#: doubles from one while clients keep finishing their legs)
+MAX_LEG_BATCH = 1024
 
 
 class Mover(Protocol):
@@ -203,19 +206,55 @@ class RandomWaypointMover(_Mover):
         self.t_arrive[clients] = t0 + length / speed
 
     def _move(self, t_s: float) -> None:
-        pause = self.cfg.pause_s
-        while True:  # clients whose leg and pause end before t_s start their next leg
+        pause, batch = self.cfg.pause_s, 1
+        while True:  # clients whose leg and pause end before t_s start their next legs
             done = np.flatnonzero(self.t_arrive + pause <= t_s)
             if done.size == 0:
                 break
-            self.x0[done], self.y0[done] = self.x1[done], self.y1[done]
-            self._set_legs(done, self.t_arrive[done] + pause)
+            self._skip(done, t_s, batch)
+            batch = min(2 * batch, MAX_LEG_BATCH)  # fast walkers: more legs per pass
         span = self.t_arrive - self.t0
         frac = np.where(span > 0, np.clip((t_s - self.t0) / np.where(span > 0, span, 1.0),
                                           0.0, 1.0), 1.0)
         m = self.radio_map
         m.x_m = self.x0 + frac * (self.x1 - self.x0)
         m.y_m = self.y0 + frac * (self.y1 - self.y0)
+
+    def _skip(self, done: np.ndarray, t_s: float, batch: int) -> None:
+        """Walk ``done`` (clients whose leg and pause end by ``t_s``) over up to ``batch``
+        further legs at once, stopping each at the leg it is on at ``t_s``.
+
+        The legs are those :meth:`_set_legs` would start one at a time, with the same
+        draws and the same arithmetic in the same order (times accumulate leg by leg),
+        so the positions do not depend on ``batch``."""
+        cfg, pause = self.cfg, self.cfg.pause_s
+        legs = self.leg[done][:, None] + np.arange(batch)[None, :]  # (clients, batch)
+        draws = self.uniforms.draw(np.repeat(done, batch), legs.ravel(), 3)
+        draws = draws.reshape(3, done.size, batch)
+        r, angle = cfg.radius_m * np.sqrt(draws[0]), 2.0 * math.pi * draws[1]
+        x1, y1 = r * np.cos(angle), r * np.sin(angle)
+        speed = cfg.min_speed_mps + draws[2] * (cfg.max_speed_mps - cfg.min_speed_mps)
+        x0 = np.concatenate([self.x1[done][:, None], x1[:, :-1]], axis=1)
+        y0 = np.concatenate([self.y1[done][:, None], y1[:, :-1]], axis=1)
+        walk_s = np.hypot(x1 - x0, y1 - y0) / speed
+        # t0 of the first leg, then (walk, pause) pairs: accumulated one term at a time,
+        # t0[k] = arrive[k - 1] + pause and arrive[k] = t0[k] + walk[k]
+        terms = np.empty((done.size, 2 * batch))
+        terms[:, 0] = self.t_arrive[done] + pause
+        terms[:, 1::2] = walk_s
+        terms[:, 2::2] = pause
+        clock = np.add.accumulate(terms, axis=1)
+        t0, arrive = clock[:, 0::2], clock[:, 1::2]
+        # each client's current leg: the first not over (walk and pause) by t_s, or the
+        # batch's last leg when every one is over (the client is then done again)
+        over = arrive + pause <= t_s
+        current = np.where(over.all(axis=1), batch - 1, np.argmin(over, axis=1))
+        rows = np.arange(done.size)
+        self.x0[done], self.y0[done] = x0[rows, current], y0[rows, current]
+        self.x1[done], self.y1[done] = x1[rows, current], y1[rows, current]
+        self.speed_mps[done], self.t0[done] = speed[rows, current], t0[rows, current]
+        self.t_arrive[done] = arrive[rows, current]
+        self.leg[done] += current + 1
 
 
 def build_mover(cfg: Mobility, radio_map: RadioMap | None, propagation: Propagation | None,

@@ -5,7 +5,9 @@ length ``n_clients``, from the stream ``placement``: ``disc`` is uniform in area
 annulus, ``ppp`` keeps ``n_clients`` points of a Poisson point process (refused when the
 draw holds fewer), ``grid`` fills a square grid row by row, and ``file`` reads a CSV
 ``client,x_m,y_m`` with the trace readers' safeguards (regular files only, byte and line
-caps, UTF-8), every client exactly once and every coordinate finite.
+caps, UTF-8), every client exactly once and every coordinate a decimal number of at
+most :data:`~simfl.core.config.placement.MAX_EXTENT_M` in absolute value; an error names
+the line and column, never the file's text.
 """
 
 from __future__ import annotations
@@ -15,20 +17,21 @@ from pathlib import Path
 
 import numpy as np
 
-from simfl.core.config.placement import (DiscPlacement, FilePlacement, GridPlacement,
-                                         HexagonalPlacement, Placement, PppPlacement)
+from simfl.core.config.placement import (MAX_EXTENT_M, DiscPlacement, FilePlacement,
+                                         GridPlacement, HexagonalPlacement, Placement,
+                                         PppPlacement)
 from simfl.core.config.radio import Cells
 from simfl.core.errors import ConfigError
 from simfl.core.registry import implementation_of, implements
 from simfl.sim.traces.data import FIELD as TRACE_FIELD
+from simfl.sim.traces.data import bad_line, client_id, column_of, count_column
+from simfl.sim.traces.data import number as number_of
 from simfl.sim.traces.files import numbered_lines
 
 FIELD = "population.placement.path"
 HEADER = ["client", "x_m", "y_m"]
 #: largest position file read (bytes) and longest line (characters)
 MAX_PLACEMENT_BYTES, MAX_LINE_CHARS = 1 << 30, 1 << 12
-#: most points a Poisson point process may draw (memory: two float64 arrays)
-MAX_PPP_POINTS = 10**8
 
 Positions = tuple[np.ndarray, np.ndarray]
 
@@ -53,18 +56,16 @@ def place_in_disc(cfg: DiscPlacement, n_clients: int, rng: np.random.Generator) 
 
 
 def place_by_ppp(cfg: PppPlacement, n_clients: int, rng: np.random.Generator) -> Positions:
-    mean = cfg.density_per_m2 * cfg.side_m ** 2
-    if mean > MAX_PPP_POINTS:
-        raise ConfigError("population.placement.density_per_m2", cfg.density_per_m2,
-                          f"at most {MAX_PPP_POINTS:g} points on average over the square "
-                          f"(density x side_m^2; here {mean:g})")
+    mean = cfg.density_per_m2 * cfg.side_m ** 2  # at most MAX_PPP_POINTS (validate)
     count = int(rng.poisson(mean))
     if count < n_clients:
         raise ConfigError("population.placement.density_per_m2", cfg.density_per_m2,
                           f"a density whose draw holds task.n_clients = {n_clients} points "
                           f"(this seed drew {count} of {mean:g} on average)")
-    xy = (rng.random((count, 2)) - 0.5) * cfg.side_m
-    return xy[:n_clients, 0].copy(), xy[:n_clients, 1].copy()
+    # the first n_clients points of the draw: the generator fills the (count, 2) array
+    # row by row, so drawing only those rows gives the same points
+    xy = (rng.random((n_clients, 2)) - 0.5) * cfg.side_m
+    return xy[:, 0].copy(), xy[:, 1].copy()
 
 
 def place_on_grid(cfg: GridPlacement, n_clients: int, rng: np.random.Generator) -> Positions:
@@ -114,11 +115,14 @@ implements(FilePlacement, lambda cfg, n_clients, rng: read_positions(cfg.path, n
 
 
 def read_positions(path: str | Path, n_clients: int) -> Positions:
-    """The positions in the CSV file at ``path`` (module docstring), one line on error."""
+    """The positions in the CSV file at ``path`` (module docstring), one line on error.
+
+    An error says where in the file the problem is (line and column), never what the
+    file holds."""
     x_m, y_m = np.full(n_clients, np.nan), np.full(n_clients, np.nan)
     seen = np.zeros(n_clients, dtype=bool)
-    allowed = (f"a row client,x_m,y_m: a client id in [0, {n_clients}) and finite "
-               "coordinates in metres")
+    allowed = (f"a row client,x_m,y_m: a client id in [0, {n_clients}) and finite decimal "
+               f"coordinates in metres, each at most {MAX_EXTENT_M:g} in absolute value")
     header_seen = False
     try:
         with numbered_lines(path, MAX_PLACEMENT_BYTES, MAX_LINE_CHARS) as lines:
@@ -126,22 +130,29 @@ def read_positions(path: str | Path, n_clients: int) -> Positions:
                 if not line.strip() or line.lstrip().startswith("#"):
                     continue
                 fields = [f.strip() for f in line.split(",")]
-                where = f"{path} line {number}: {line[:100]!r}"
                 if not header_seen:
                     if fields != HEADER:
-                        raise ConfigError(FIELD, where, "the header line client,x_m,y_m")
+                        raise bad_line(str(path), number, line, "the header line "
+                                       "client,x_m,y_m", field=FIELD)
                     header_seen = True
                     continue
-                try:
-                    client, x, y = int(fields[0]), float(fields[1]), float(fields[2])
-                except (ValueError, IndexError):
-                    raise ConfigError(FIELD, where, allowed) from None
-                if len(fields) != 3 or not (0 <= client < n_clients) or not (
-                        math.isfinite(x) and math.isfinite(y)):
-                    raise ConfigError(FIELD, where, allowed)
+                if len(fields) != 3:
+                    raise bad_line(str(path), number, line, allowed, count_column(line, 3),
+                                   field=FIELD)
+                values: list[float] = []
+                for index, text in enumerate(fields):
+                    try:
+                        value = float(client_id(text)) if index == 0 else number_of(text)
+                    except ValueError:
+                        value = math.nan
+                    if not (abs(value) <= MAX_EXTENT_M if index else value < n_clients):
+                        raise bad_line(str(path), number, line, allowed,
+                                       column_of(line, index), field=FIELD)
+                    values.append(value)
+                client, x, y = int(values[0]), values[1], values[2]
                 if seen[client]:
-                    raise ConfigError(FIELD, where, f"each client once (client {client} "
-                                      "is listed twice)")
+                    raise bad_line(str(path), number, line, f"each client once (client "
+                                   f"{client} is listed twice)", column_of(line, 0), field=FIELD)
                 seen[client], x_m[client], y_m[client] = True, x, y
     except ConfigError as err:
         if err.field != TRACE_FIELD:

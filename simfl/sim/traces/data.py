@@ -8,6 +8,7 @@ refuses overlaps, merges touching intervals and attaches each client's period.
 
 from __future__ import annotations
 
+import re
 from array import array
 from dataclasses import dataclass
 
@@ -55,13 +56,56 @@ def echo(text: object) -> str:
     return text if len(text) <= ECHO_CHARS else text[:ECHO_CHARS] + "..."
 
 
-def bad_line(where: str, line: int, text: str, allowed: str) -> ConfigError:
-    """The error for line ``line`` of the file ``where`` (echoed short)."""
-    return ConfigError(FIELD, f"{where} line {line}: {echo(text)!r}", allowed)
+def bad_line(where: str, line: int, text: str, allowed: str, column: int | None = None,
+             field: str = FIELD) -> ConfigError:
+    """The error for line ``line`` (and ``column``, counted from 1) of the file ``where``.
+
+    The line's text is never repeated: a file named by mistake (a key file, the process
+    environment) must not reach the terminal or a log through an error message."""
+    at = f"{where} line {line}" + ("" if column is None else f", column {column}")
+    return ConfigError(field, Located(at), allowed)
+
+
+class Located(str):
+    """A place in a file (``path line 3, column 7``), shown as it is in an error message."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+def count_column(line: str, expected: int, sep: str = ",") -> int:
+    """Where a line of the wrong number of fields goes wrong: the first field too many,
+    or the end of a line that is short of fields (columns from 1)."""
+    if len(line.split(sep)) > expected:
+        return column_of(line, expected, sep)
+    return len(line) + 1
+
+
+def column_of(line: str, index: int, sep: str = ",") -> int:
+    """The column (from 1) where field ``index`` of ``line``, split at ``sep``, starts."""
+    parts = line.split(sep)
+    start = sum(len(part) + len(sep) for part in parts[:index])
+    field = parts[index] if index < len(parts) else ""
+    return start + len(field) - len(field.lstrip()) + 1
+
+
+#: a number as simfl's text files write it: decimal digits, an optional point and exponent
+#: (no digit separators such as ``1_000``, no ``inf`` or ``nan``, no hexadecimal)
+NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+INTEGER = re.compile(r"\+?[0-9]+")
+
+
+def number(text: str) -> float:
+    """A float from ``text`` written as :data:`NUMBER` (ValueError otherwise)."""
+    if NUMBER.fullmatch(text) is None:
+        raise ValueError("not a decimal number")
+    return float(text)
 
 
 def client_id(text: str | int) -> int:
     """A client id from ``text``; ValueError unless an integer in [0, MAX_CLIENT_ID]."""
+    if isinstance(text, str) and (len(text) > 20 or INTEGER.fullmatch(text) is None):
+        raise ValueError("not a decimal integer")
     cid = int(text)
     if not 0 <= cid <= MAX_CLIENT_ID:
         raise ValueError(text)

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 from typing import Iterator, TypedDict
 
 from simfl.core.errors import ConfigError
 from simfl.sim.traces.data import (FIELD, Intervals, Rows, TraceData, bad_line, build_trace,
-                                  client_id, echo)
+                                  Located, client_id, count_column)
+from simfl.sim.traces.data import number as data_number
 
 HEADER = ["client", "active", "inactive", "finish_time"]
 _ENTRY = ("an integer client id in [0, 2^63) with 'active' and 'inactive' lists of "
@@ -43,14 +43,14 @@ def entry_intervals(key: str | int, entry: object, where: str,
         inactive = [_number(a) for a in _list(entry["inactive"])]
         period_s = _number(entry["finish_time"])
     except (KeyError, TypeError, ValueError, OverflowError):
-        raise ConfigError(FIELD, f"{where} {echo(label)}", _ENTRY) from None
+        raise ConfigError(FIELD, Located(f"{where} {label}"), _ENTRY) from None
     if len(active) != len(inactive) or any(not 0 <= a < b < math.inf
                                            for a, b in zip(active, inactive)):
-        raise ConfigError(FIELD, f"{where} {echo(label)}", "'active' and 'inactive' lists of "
+        raise ConfigError(FIELD, Located(f"{where} {label}"), "'active' and 'inactive' lists of "
                           "equal length with finite times 0 <= active[i] < inactive[i]")
     if not (0.0 < period_s < math.inf):
-        raise ConfigError(FIELD, f"{where} {echo(label)}", "a finite 'finish_time' > 0 (the "
-                          f"period of its availability), not {period_s!r}")
+        raise ConfigError(FIELD, Located(f"{where} {label}"), "a finite 'finish_time' > 0 "
+                          "(the period of its availability)")
     return cid, [(a, b, label) for a, b in zip(active, inactive)], period_s
 
 
@@ -64,7 +64,7 @@ def _number(value: object) -> float:
     """A float from a JSON number or a numeric string (not a bool, list or object)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise TypeError("not a number")
-    return float(value)
+    return data_number(value) if isinstance(value, str) else float(value)
 
 
 def from_fedscale(clients: object, where: str = "FedScale trace") -> TraceData:
@@ -73,14 +73,20 @@ def from_fedscale(clients: object, where: str = "FedScale trace") -> TraceData:
     ``clients`` is the parsed JSON value; any other shape fails with one line.
     """
     if not isinstance(clients, dict):
-        raise ConfigError(FIELD, f"{where}: {echo(json.dumps(clients))}",
+        raise ConfigError(FIELD, Located(f"{where}: a JSON {type(clients).__name__}"),
                           "a JSON object {client_id: {active, inactive, finish_time}}")
     rows: Rows = {}
     periods: dict[int, float] = {}
-    for key, entry in clients.items():
-        cid, spans, period = entry_intervals(key, entry, where, f"client {key}")
+    for index, (key, entry) in enumerate(clients.items(), start=1):
+        # an entry is named by its client id, or by its position when its key is not one
+        # (the key is then arbitrary text from the file, never repeated)
+        try:
+            label = f"client {client_id(key)}"
+        except ValueError:
+            label = f"entry {index}"
+        cid, spans, period = entry_intervals(key, entry, where, label)
         if cid in rows:
-            raise ConfigError(FIELD, f"{where} client {echo(key)}",
+            raise ConfigError(FIELD, Located(f"{where} {label}"),
                               f"one entry per client (client {cid} repeats)")
         rows[cid], periods[cid] = spans, period
     return build_trace(rows, periods, where)
@@ -113,7 +119,7 @@ def csv_intervals(lines: Iterator[tuple[int, str]],
         fields = line.split(",")
         if len(fields) != 4:
             raise bad_line(where, number, line, "four fields client,active,inactive,"
-                           "finish_time with space-separated lists")
+                           "finish_time with space-separated lists", count_column(line, 4))
         entry = {"active": fields[1].split(), "inactive": fields[2].split(),
                  "finish_time": fields[3].strip()}
         cid, spans, period_s = entry_intervals(fields[0].strip(), entry, where,

@@ -11,10 +11,9 @@ offline at that message. Devices get the ids 0..K-1 in their order.
 from __future__ import annotations
 
 import datetime as dt
-import json
 
 from simfl.core.errors import ConfigError
-from simfl.sim.traces.data import FIELD, Rows, TraceData, build_trace, echo
+from simfl.sim.traces.data import FIELD, Located, Rows, TraceData, build_trace
 
 FLASH_ORIGIN = dt.datetime(2020, 1, 2)
 #: FLASH state -> (flag, value); ready = all three flags
@@ -33,7 +32,7 @@ def from_flash(devices: object, where: str = "FLASH trace") -> TraceData:
     if isinstance(devices, dict):
         devices = list(devices.values())
     if not isinstance(devices, list):
-        raise ConfigError(FIELD, f"{where}: {echo(json.dumps(devices))}",
+        raise ConfigError(FIELD, Located(f"{where}: a JSON {type(devices).__name__}"),
                           "a JSON list of devices or an object whose values are devices")
     rows: Rows = {}
     for cid, device in enumerate(devices):
@@ -43,7 +42,7 @@ def from_flash(devices: object, where: str = "FLASH trace") -> TraceData:
         elif isinstance(messages, str):
             lines = messages.splitlines()
         else:
-            raise ConfigError(FIELD, f"{where} device {cid}", "an object with a 'messages' "
+            raise ConfigError(FIELD, Located(f"{where} device {cid}"), "an object with a 'messages' "
                               "field: one string of lines, or a list of strings")
         flags = {"locked": False, "wifi": False, "charging": False}
         ready_since: float | None = None
@@ -56,8 +55,8 @@ def from_flash(devices: object, where: str = "FLASH trace") -> TraceData:
             try:
                 when = dt.datetime.strptime(stamp.strip(), "%Y-%m-%d %H:%M:%S")
             except ValueError:
-                raise ConfigError(FIELD, f"{where} device {cid} message {number}: "
-                                  f"{echo(line)!r}", "'YYYY-MM-DD HH:MM:SS<TAB>state'") from None
+                raise ConfigError(FIELD, Located(f"{where} device {cid} message {number}"),
+                                  "'YYYY-MM-DD HH:MM:SS<TAB>state'") from None
             t_s = max(0.0, (when - FLASH_ORIGIN).total_seconds())
             if state.strip() in FLASH_STATES:
                 flag, value = FLASH_STATES[state.strip()]

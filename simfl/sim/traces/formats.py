@@ -37,8 +37,10 @@ Reading
 Only regular files are read (a directory, FIFO or device is refused before anything
 blocks), at most :data:`MAX_TRACE_BYTES`; CSV formats are streamed line by line into
 flat arrays (lines of at most :data:`MAX_LINE_CHARS` characters), JSON formats parsed
-whole within that cap. Every time must be a finite number. An error names the file and
-the line (or device, client) and echoes at most :data:`ECHO_CHARS` characters of it.
+whole within that cap. Every time must be a finite decimal number (``12``, ``0.5``,
+``1e3``; not ``1_000``, ``inf`` or hexadecimal). An error names the file and where in it
+the problem is (line and column, or device, message and entry), and never repeats the
+file's text: naming a file that is not a trace by mistake shows none of its content.
 
 Modules
 -------
@@ -59,7 +61,9 @@ import numpy as np
 
 from simfl.core.errors import ConfigError
 from simfl.sim.traces.data import (ECHO_CHARS, FIELD, MAX_CLIENT_ID, Intervals, Rows,
-                                  TraceData, bad_line, build_trace, checked, client_id, echo)
+                                  TraceData, bad_line, build_trace, checked, client_id,
+                                  column_of, count_column, echo)
+from simfl.sim.traces.data import number as to_number
 from simfl.sim.traces.fedscale import csv_intervals, csv_text, from_fedscale, to_fedscale
 from simfl.sim.traces.files import json_value, numbered_lines
 from simfl.sim.traces.flash import FLASH_ORIGIN, FLASH_STATES, from_flash
@@ -93,13 +97,19 @@ def read_csv(path: str | Path, period_s: float | None = None) -> TraceData:
                 header_seen = True
                 continue
             if len(fields) != 3:
-                raise bad_line(str(path), number, line, allowed)
-            try:
-                cid, start, end = client_id(fields[0]), float(fields[1]), float(fields[2])
-            except ValueError:
-                raise bad_line(str(path), number, line, allowed) from None
+                raise bad_line(str(path), number, line, allowed, count_column(line, 3))
+            values = []
+            for index, (text, parse) in enumerate(zip(fields, (client_id, to_number,
+                                                               to_number))):
+                try:
+                    values.append(parse(text))
+                except ValueError:
+                    raise bad_line(str(path), number, line, allowed,
+                                   column_of(line, index)) from None
+            cid, start, end = int(values[0]), values[1], values[2]
             if not (0.0 <= start < end < math.inf):
-                raise bad_line(str(path), number, line, allowed)
+                raise bad_line(str(path), number, line, allowed,
+                               column_of(line, 1 if not 0.0 <= start < math.inf else 2))
             got.add(cid, start, end, number)
     if not header_seen:
         raise ConfigError(FIELD, str(path), "a CSV with the header line client,start_s,end_s")

@@ -21,12 +21,25 @@ import math
 from typing import NamedTuple
 
 from simfl.core.config.csma import CsmaCaMac
+from simfl.core.errors import SimflError
 from simfl.sim.mac.csma.backoff import Backoffs, Draws, contention_windows
 from simfl.sim.mac.csma.tally import DcfTally
 from simfl.sim.mac.csma.timing import DcfTiming
 
 #: tolerance (in slots) when mapping a time onto the idle-slot grid
 GRID_EPS = 1e-9
+#: frame exchanges in a row that may fail (collide, or be lost to a hidden station)
+#: before the contention is taken for one that cannot end: the run stops with one line
+MAX_FAILED_IN_A_ROW = 100_000
+
+
+def check_progress(cfg: CsmaCaMac, failed_in_a_row: int) -> None:
+    """Stop a contention that has failed :data:`MAX_FAILED_IN_A_ROW` times in a row
+    without a retry limit (with one, every MPDU is sent or dropped after a few tries)."""
+    if failed_in_a_row >= MAX_FAILED_IN_A_ROW and cfg.retry_limit is None:
+        raise SimflError(f"network.mac: {failed_in_a_row} frame exchanges in a row failed "
+                         "without one success: the contention cannot end (widen cw_max, "
+                         "set retry_limit, or let more stations sense each other)")
 
 
 class Busy(NamedTuple):
@@ -69,6 +82,7 @@ class Dcf:
         self._joins = 0
         self._heap: list[tuple[int, int]] = []  # (target, station); stale entries skipped
         self.busy: Busy | None = None
+        self.failed_in_a_row = 0  # collisions since the last success (a livelock guard)
         #: contention window by collisions of the MPDU (the last one for all beyond)
         self._windows = contention_windows(cfg.cw_min, cfg.cw_max)
         self._frames: dict[int, tuple[float, float, float, float]] = {}  # by payload bits
@@ -172,6 +186,8 @@ class Dcf:
         busy, cfg = self.busy, self.cfg
         assert busy is not None, "no busy period to end"
         self.busy = None
+        self.failed_in_a_row = 0 if busy.success else self.failed_in_a_row + 1
+        check_progress(cfg, self.failed_in_a_row)
         done, dropped = [], []
         joined, left, retries, limit = self.joined, self.left, self.retries, cfg.retry_limit
         for station, join in zip(busy.stations, busy.joins):

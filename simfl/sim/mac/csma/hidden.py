@@ -30,7 +30,7 @@ import numpy as np
 from simfl.core.config.csma import CsmaCaMac
 from simfl.sim.mac.csma.ap_periods import ApPeriods
 from simfl.sim.mac.csma.backoff import Backoffs, Draws, contention_windows
-from simfl.sim.mac.csma.dcf import Ended
+from simfl.sim.mac.csma.dcf import Ended, check_progress
 from simfl.sim.mac.csma.station_view import Frame, StationView
 from simfl.sim.mac.csma.tally import DcfTally
 from simfl.sim.mac.csma.timing import DcfTiming
@@ -61,7 +61,7 @@ class HiddenDcf:
         self.st: dict[int, StationView] = {}
         self.on_air: dict[int, Frame] = {}  # by join number, until the exchange ends
         self.answer_until_s = -math.inf  # the access point answers until then
-        self.lost_frames = 0
+        self.lost_frames = self.failed_in_a_row = 0
         self._heap: list[tuple[float, int, int, int]] = []  # (t, order, station, token)
         self._joins = 0
         self._windows = contention_windows(cfg.cw_min, cfg.cw_max)
@@ -171,9 +171,12 @@ class HiddenDcf:
         mine = st is not None and st.join == join
         if frame.lost:
             self.lost_frames += 1
+            self.failed_in_a_row += 1
+            check_progress(self.cfg, self.failed_in_a_row)
             end = frame.start_s + self.timing.collision_busy_s(frame.bits)
         else:
             end = frame.start_s + self.timing.success_busy_s(frame.bits)
+            self.failed_in_a_row = 0
             self.answer_until_s = max(self.answer_until_s, end)
             self.ap.extend(end)
             self.ap.success(frame.bits)

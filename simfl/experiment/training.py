@@ -20,6 +20,7 @@ from simfl.core.errors import SimflError
 from simfl.core.records import RoundOutcome, TrainJob, with_lr_scale
 from simfl.core.rng import RngTree
 from simfl.experiment.model_files import BestModel
+from simfl.experiment.degraded import executor_fallback
 from simfl.experiment.model_warnings import divergence, never_updated
 from simfl.experiment.trainer import NullTrainer, Trainer
 from simfl.metrics.recorder import RunRecorder
@@ -220,7 +221,7 @@ class ModelTrainer:
         Two cases: the global model diverged (:func:`divergence`), and updates arrived
         but the global model never moved (:func:`never_updated`).
         """
-        found = divergence(self.diverged)
+        found = divergence(self.diverged) + executor_fallback(self.run.executor, self.executor)
         if self.stepped or n_arrived == 0:
             return found
         return found + [never_updated(self.server, self.n_trained, self.waiting_for,

@@ -78,7 +78,7 @@ def execute_run(task: RunTask) -> dict[str, Any]:
                 "wall_time_s": time.perf_counter() - started_s, "error": one_line(err)}
 
 
-def _resumed(folder: Path, scenario: Any, task: RunTask) -> Any:
+def _resumed(folder: Path, scenario: Any, task: RunTask | None = None) -> Any:
     """The run in ``folder`` continued from its checkpoint; None (and the folder emptied
     for a fresh start) when it has none or it belongs to another scenario or version.
     Code that the folder's config.json names and the user did not is refused."""
@@ -93,13 +93,14 @@ def _resumed(folder: Path, scenario: Any, task: RunTask) -> Any:
     try:
         if latest(folder) is not None:
             config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-            within = Path(task.campaign) if task.campaign is not None else folder
+            named, trust = (task.named_code, task.trust_code) if task else ((), False)
+            within = Path(task.campaign) if task and task.campaign is not None else folder
             check_saved_code(config["scenario"], str(folder / "config.json"), within,
-                             task.named_code, task.trust_code)
+                             named, trust)
             saved = Scenario.from_dict(config["scenario"])
             if scenario_digest(saved) == scenario_digest(scenario):  # type: ignore[arg-type]
-                return resume_run(folder, threads=RUN_THREADS, named_code=task.named_code,
-                                  trust_code=task.trust_code)
+                return resume_run(folder, threads=RUN_THREADS, named_code=named,
+                                  trust_code=trust)
     except (RunInUse, UntrustedCode):
         raise  # another process is writing it, or code was refused: never empty it
     except (SimflError, OSError, ValueError, KeyError, TypeError):

@@ -41,6 +41,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     scenario = _scenario_from_args(args)
     preflight(scenario, whole_files=True)
+    if scenario.task.loss != "cross_entropy":
+        from simfl.train.losses import check_task_loss
+
+        check_task_loss(scenario.task)
     for warning in upload_airtime_warnings(scenario, _model_bytes(scenario)):
         print(f"simfl validate: warning: {warning}", file=sys.stderr)
     print(json.dumps(scenario.to_dict(), indent=2))

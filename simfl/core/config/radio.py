@@ -25,6 +25,8 @@ SPEED_OF_LIGHT_MPS = 299_792_458.0
 MAX_ACCESS_POINTS = 10_000
 #: transmit powers accepted (dBm): from a microwatt to a kilowatt
 MIN_POWER_DBM, MAX_POWER_DBM = -30.0, 60.0
+#: largest shadowing correlation distance (m): ten times the largest placement's extent
+MAX_CORR_M = 1e7
 
 
 @dataclass(frozen=True)
@@ -176,6 +178,9 @@ class Radio(Node):
         require(self.shadowing_db <= 30.0, "shadowing_db", self.shadowing_db,
                 "a standard deviation in [0, 30] dB")
         finite(self, "shadowing_corr_m")
+        require(self.shadowing_corr_m <= MAX_CORR_M, "shadowing_corr_m", self.shadowing_corr_m,
+                f"a correlation distance in [0, {MAX_CORR_M:g}] m (0: independent; beyond ten "
+                "times the largest placement every client sees the same shadowing already)")
 
     @property
     def noise_dbm(self) -> float:

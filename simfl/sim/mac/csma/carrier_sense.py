@@ -119,10 +119,10 @@ class RangedCsmaCa(CsmaCa):
         if not self.partial:
             super()._schedule()
             return
+        self._wake_gen += 1  # a wake already set is void
         t_s = self.hidden.next_event_s()
         if t_s is None:
             return
-        self._wake_gen += 1
         gen = self._wake_gen
         self.env.timeout(max(0.0, t_s - self.env.now)).callbacks.append(
             lambda _: self._step(gen))

@@ -179,8 +179,7 @@ class Radio(Node):
                 "a standard deviation in [0, 30] dB")
         finite(self, "shadowing_corr_m")
         require(self.shadowing_corr_m <= MAX_CORR_M, "shadowing_corr_m", self.shadowing_corr_m,
-                f"a correlation distance in [0, {MAX_CORR_M:g}] m (0: independent; beyond ten "
-                "times the largest placement every client sees the same shadowing already)")
+                f"a correlation distance in [0, {MAX_CORR_M:g}] m (0: independent shadowing)")
 
     @property
     def noise_dbm(self) -> float:

@@ -46,17 +46,24 @@ def sets(pairs) -> list[str]:
     return [a for pair in pairs for a in ("--set", pair)]
 
 
+def _options(tp) -> tuple:
+    return (typing.get_args(tp) if typing.get_origin(tp) in (typing.Union, types.UnionType)
+            else (tp,))
+
+
 def _floating(tp) -> bool:
-    options = (typing.get_args(tp) if typing.get_origin(tp) in (typing.Union, types.UnionType)
-               else (tp,))
-    return float in options
+    return float in _options(tp)
 
 
-def _sites():
+def _integer(tp) -> bool:
+    return int in _options(tp) and bool not in _options(tp) and float not in _options(tp)
+
+
+def _sites(kind=_floating):
     """(base switches, site) pairs whose switches validate alone."""
     found = []
     for site in sites():
-        if not site.key.startswith(SURFACES) or not _floating(site.type):
+        if not site.key.startswith(SURFACES) or not kind(site.type):
             continue
         for base in ((), RADIO):
             switches = (*base, *site.switches)
@@ -66,6 +73,9 @@ def _sites():
 
 
 SITES = _sites()
+INT_SITES = _sites(_integer)
+#: integers past any count the simulator could hold or loop over
+HUGE_INTS = ("0", "1", "1000000000", "9223372036854775807")
 
 
 @contextlib.contextmanager
@@ -113,6 +123,19 @@ def test_an_extreme_number_on_the_new_surfaces_is_one_line_or_a_finished_run(tmp
     check(case[0], tmp_path)
 
 
+@st.composite
+def huge_int(draw):
+    switches, key = draw(st.sampled_from(INT_SITES))
+    return (*switches, f"{key}={draw(st.sampled_from(HUGE_INTS))}"), key
+
+
+@settings(max_examples=20, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(huge_int())
+def test_a_huge_count_on_the_new_surfaces_is_one_line_or_a_finished_run(tmp_path, case):
+    check(case[0], tmp_path)
+
+
 @pytest.mark.slow
 @settings(max_examples=600, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -133,6 +156,8 @@ def test_an_extreme_number_on_the_new_surfaces_long_profile(tmp_path, case):
      "network.radio.path_loss.ref_loss_db"),
     ((*RADIO, 'network.radio.path_loss={"kind":"free_space","freq_hz":1e308}'),
      "network.radio.path_loss.freq_hz"),
+    (("network.mac.kind=slotted_aloha", "network.mac.channels=1000000000"),
+     "network.mac.channels"),
     (('network.mac={"kind":"csma_ca","mpdu_payload_bytes":1,"phy_rate_bps":2e6}',
       "network.model_bytes=100000000"), "network.mac.mpdu_payload_bytes"),
 ])

@@ -31,6 +31,7 @@ import math
 from typing import TYPE_CHECKING, Any, Iterator
 
 from simfl.core.errors import ConfigError
+from simfl.train.module_checks import check_gradients, check_parameters, run_error
 from simfl.train.net import Params, Shapes
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ class TorchNet:
         self.local_buffers = bool(cfg.local_buffers)
         self.module = self._make(0)
         self.trainable = tuple(name for name, _ in self.module.named_parameters())
-        self._check_parameters()
+        check_parameters(self.module, self.factory_path, self.trainable)
         buffers = dict(self.module.named_buffers())
         saved = self.module.state_dict()  # persistent buffers only
         self.buffer_names = tuple(name for name in buffers if name in saved)
@@ -105,43 +106,7 @@ class TorchNet:
             raise ConfigError("task.model.factory", self.factory_path, "a module that returns "
                               f"[batch, {self.n_classes}] logits (it returned "
                               f"{list(out.shape)} for a batch of 2)")
-        self._check_gradients(state, dtype)
-
-    def _check_parameters(self) -> None:
-        """One line for a module with nothing to train, or with lazy parameters (whose
-        shapes are not known until its first call)."""
-        from torch.nn.parameter import is_lazy
-
-        lazy = [name for name, p in self.module.named_parameters() if is_lazy(p)]
-        if lazy:
-            raise ConfigError("task.model.factory", self.factory_path, "a module whose "
-                              f"parameters have their sizes when it is made (parameter "
-                              f"{lazy[0]!r} belongs to a lazy module such as LazyLinear; give "
-                              "its input size, e.g. nn.Linear(in_features, out_features))")
-        if not self.trainable:
-            raise ConfigError("task.model.factory", self.factory_path, "a module with "
-                              "parameters to train (its module has none)")
-
-    def _check_gradients(self, state: Params, dtype: "torch.dtype") -> None:
-        """One line for a parameter the loss never reaches (autograd would fail on it)."""
-        import torch
-
-        params = {k: v.clone().requires_grad_(k in self.trainable) for k, v in state.items()}
-        trained = [params[k] for k in self.trainable]
-        with torch.random.fork_rng(devices=[]):  # Dropout's draws: not the run's
-            try:
-                out = self.train_forward(params, torch.zeros(
-                    (2, math.prod(self.input_shape)), dtype=dtype))
-            except ConfigError:
-                return  # train mode fails where eval mode did not: the run says so
-            grads = (torch.autograd.grad(out.float().sum(), trained, allow_unused=True)
-                     if out.requires_grad else [None] * len(trained))
-        unused = [name for name, g in zip(self.trainable, grads) if g is None]
-        if unused:
-            raise ConfigError("task.model.factory", self.factory_path, "a module whose every "
-                              f"parameter shapes its output (parameter {unused[0]!r} gets no "
-                              "gradient: remove it from the module, or register it as a "
-                              "buffer)")
+        check_gradients(self, state, dtype)
 
     def _error(self, what: str, err: Exception) -> ConfigError:
         reason = str(err).strip().splitlines()[0] if str(err).strip() else ""
@@ -184,7 +149,7 @@ class TorchNet:
         try:
             return functional_call(self.module, state, (x.reshape(-1, *self.input_shape),))
         except Exception as err:  # the user's module may fail in any way
-            raise self._run_error(x, err) from None
+            raise run_error(self, x, err) from None
 
     def stacked_forward(self, params: Params, x: "torch.Tensor") -> "torch.Tensor":
         """Logits ``[K, B, classes]`` of K clients' stacked parameters on their batches
@@ -199,16 +164,8 @@ class TorchNet:
         try:
             return vmap(one, randomness="different")(params, x)  # type: ignore[no-any-return]
         except Exception as err:  # the user's module may fail in any way
-            raise self._run_error(x, err, " (clients stacked by run.executor = 'batched', "
+            raise run_error(self, x, err, " (clients stacked by run.executor = 'batched', "
                                   "torch.func.vmap)") from None
-
-    def _run_error(self, x: "torch.Tensor", err: Exception, how: str = "") -> ConfigError:
-        if isinstance(err, ConfigError):
-            return err
-        samples = x.shape[-2] if x.dim() > 1 else 1
-        return self._error(f"it failed on {samples} samples of shape "
-                           f"{tuple(self.input_shape)} ({str(x.dtype).replace('torch.', '')})"
-                           f"{how}", err)
 
     @contextlib.contextmanager
     def randomness(self, seed: int) -> Iterator[None]:

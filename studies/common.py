@@ -171,6 +171,7 @@ def write_client_labels(out: Path) -> None:
     folder: ``{"n_classes": C, "counts": [[...C counts...] per client]}``. The partition
     is rebuilt from the run's resolved scenario (data and seed; nothing is trained), so
     the report can weigh per-class accuracies into per-client ones."""
+    from simfl.core.config.code_refs import check_saved_code
     from simfl.experiment.build import build_context
     from simfl.train.probe import label_histograms
 
@@ -179,6 +180,7 @@ def write_client_labels(out: Path) -> None:
         if target.is_file():
             continue
         config = json.loads((folder / "config.json").read_text())
+        check_saved_code(config["scenario"], str(folder / "config.json"), Path(out))
         scenario = simfl.Scenario.from_dict(config["scenario"])
         data = build_context(scenario).data
         counts = label_histograms(data)

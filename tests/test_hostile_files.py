@@ -8,6 +8,7 @@ import json
 import os
 import signal
 import tracemalloc
+import uuid
 import zipfile
 from pathlib import Path
 
@@ -324,3 +325,62 @@ def test_the_limits_stated_in_the_docs_are_the_readers_own():
                         ("MAX_CLASSES", datafiles.MAX_CLASSES)):
         assert f"| `{name}` | {value:,}" in page, name
     assert f"{common.MAX_DEFLATE_RATIO:,} bytes per compressed byte" in page
+
+
+# ---------------------------------------------------------------------------------
+# Run folders that name code: config.json is read back without importing what it names
+
+def _run_folder_naming(folder, field, path):
+    from simfl.core.config import load_scenario
+
+    tree = load_scenario("quickstart").to_dict()
+    if field == "factory":
+        tree["task"]["model"] = {"kind": "torch_module", "factory": path}
+    else:
+        tree["task"]["loss"] = path
+    folder.mkdir(exist_ok=True)
+    (folder / "config.json").write_text(json.dumps({"scenario": tree}))
+
+
+def _plant_package(folder, marker):
+    """A package inside ``folder`` whose import writes ``marker``."""
+    name = f"planted_pkg_{uuid.uuid4().hex[:10]}"
+    package = folder / name
+    package.mkdir()
+    (package / "__init__.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    (package / "nets.py").write_text("def make(shape, n):\n    raise ValueError('planted')\n")
+    return f"{name}.nets:make"
+
+
+def test_a_config_naming_a_package_inside_its_run_folder_is_read_without_importing_it(
+        tmp_path, monkeypatch):
+    from simfl.core.config.code_refs import UntrustedCode
+    from simfl.experiment.checkpoint_check import saved_scenario
+
+    run, marker = tmp_path / "run", tmp_path / "MARKER"
+    run.mkdir()
+    path = _plant_package(run, marker)
+    _run_folder_naming(run, "factory", path)
+    monkeypatch.chdir(run)  # where the factory loader would look last
+    with pytest.raises(UntrustedCode, match="not given") as err:
+        saved_scenario(run)
+    assert path in one_line(err)
+    with pytest.raises(UntrustedCode, match="inside") as err:
+        saved_scenario(run, named={path})  # named again: still not from the folder
+    assert not marker.exists()
+    assert saved_scenario(run, trust=True).task.model.factory == path  # trusted: imported
+    assert marker.exists()
+
+
+@pytest.mark.parametrize("field, path", [("loss", "os:system"), ("factory", "builtins:exec"),
+                                         ("loss", "subprocess:run")])
+def test_a_config_naming_library_code_is_refused_unless_named_again(tmp_path, field, path):
+    from simfl.core.config.code_refs import UntrustedCode
+    from simfl.experiment.checkpoint_check import saved_scenario
+
+    _run_folder_naming(tmp_path / "run", field, path)
+    with pytest.raises(UntrustedCode) as err:
+        saved_scenario(tmp_path / "run")
+    text = one_line(err)
+    named = "task.loss" if field == "loss" else "task.model.factory"
+    assert f"{named} = {path!r}" in text and "--trust-code" in text

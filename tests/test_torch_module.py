@@ -258,7 +258,7 @@ def test_a_resumed_run_keeps_each_clients_buffers(tmp_path):
                      tmp_path / "kept").out_dir
     for name in ("summary.json", "clients.csv", "model.pt", "model_best.pt"):
         (kept / name).unlink()
-    resumed = resume_run(kept)
+    resumed = resume_run(kept, named_code=[t.model.factory])  # named again: imported
     assert resumed.summary["resumed_after_round"] == 2
     for k, v in plain.params.items():
         assert torch.equal(resumed.params[k], v), k

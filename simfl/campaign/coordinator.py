@@ -23,6 +23,7 @@ from simfl.campaign.grid import expand
 from simfl.campaign.index import CampaignIndex
 from simfl.campaign.progress import CampaignProgress
 from simfl.campaign.scheduling import execute
+from simfl.campaign.trust import check_campaign_code
 from simfl.campaign.worker import RunTask
 from simfl.core.config import Scenario, load_scenario
 from simfl.core.config.scripts import resolve_scenario_path
@@ -51,7 +52,8 @@ def sweep(scenario: Scenario | str, seeds: str | int | Iterable[int] | None = No
           grid: Iterable[str] | Mapping[str, Iterable[Any]] | None = None,
           set: Iterable[str] | Mapping[str, Any] | None = None, out: str | Path | None = None,
           jobs: int = 1, engine: str = "local", scheduler: str | None = None,
-          quiet: bool = True, command: list[str] | None = None) -> SweepReport:
+          quiet: bool = True, command: list[str] | None = None,
+          trust_code: bool = False) -> SweepReport:
     """Run a campaign: every grid point times every seed, skipping runs already done.
 
     Parameters
@@ -75,6 +77,11 @@ def sweep(scenario: Scenario | str, seeds: str | int | Iterable[int] | None = No
         No progress bar (it is shown only when stderr is a terminal anyway).
     command
         The command line recorded in each run's provenance.json (default ``sys.argv``).
+    trust_code
+        Import code (a factory, a loss) that the campaign's index or run folders name
+        although ``scenario`` and ``set`` do not, or from modules inside the campaign
+        folder; without it such a campaign is refused before anything runs
+        (:mod:`simfl.campaign.trust`).
     """
     from simfl import __version__
 
@@ -96,9 +103,11 @@ def sweep(scenario: Scenario | str, seeds: str | int | Iterable[int] | None = No
     with campaign_lock(folder):
         index = CampaignIndex(folder, create=True)
         try:
+            named = check_campaign_code(index, folder, specs, trust_code)
             to_run = runs_to_do(index, folder, specs)  # checks the index first
             index.add_grid_keys([k for k in specs[0].params if k != "seed"] if specs else [])
-            tasks = [RunTask(row.id, str(run_folder(folder, name)), row.scenario, command, source)
+            tasks = [RunTask(row.id, str(run_folder(folder, name)), row.scenario, command, source,
+                             tuple(sorted(named)), trust_code, str(folder))
                      for row, name in to_run]
             ran, failed = execute(index, tasks, engine, jobs, scheduler,
                                   CampaignProgress(folder.name, len(tasks), quiet))

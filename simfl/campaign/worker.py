@@ -30,6 +30,9 @@ class RunTask:
     scenario: dict[str, Any]
     command: list[str]
     source: str | None = None
+    named_code: tuple[str, ...] = ()  # the code the user's scenario and --set name
+    trust_code: bool = False
+    campaign: str | None = None  # the campaign folder (code is never loaded from it)
 
 
 def one_line(err: BaseException) -> str:
@@ -51,15 +54,19 @@ def execute_run(task: RunTask) -> dict[str, Any]:
     started_at = time.time()
     try:
         from simfl.core.config import Scenario
+        from simfl.core.config.code_refs import check_saved_code
         from simfl.experiment import run_scenario
         from simfl.metrics.rundir import write_provenance
         from simfl.plugins import load_plugins
 
         load_plugins()
+        if task.campaign is not None:
+            check_saved_code(task.scenario, f"the campaign index (run {task.id})",
+                             Path(task.campaign), task.named_code, task.trust_code)
         scenario = Scenario.from_dict(task.scenario)
         assert isinstance(scenario, Scenario)
         with _torch_threads(None if scenario.run.timing_only else RUN_THREADS):
-            result = (_resumed(Path(task.folder), scenario)
+            result = (_resumed(Path(task.folder), scenario, task)
                       or run_scenario(scenario, Path(task.folder), None, threads=RUN_THREADS))
         write_provenance(result.out_dir, task.command, started_at,
                          Path(task.source) if task.source else None)
@@ -71,10 +78,12 @@ def execute_run(task: RunTask) -> dict[str, Any]:
                 "wall_time_s": time.perf_counter() - started_s, "error": one_line(err)}
 
 
-def _resumed(folder: Path, scenario: Any) -> Any:
+def _resumed(folder: Path, scenario: Any, task: RunTask | None = None) -> Any:
     """The run in ``folder`` continued from its checkpoint; None (and the folder emptied
-    for a fresh start) when it has none or it belongs to another scenario or version."""
+    for a fresh start) when it has none or it belongs to another scenario or version.
+    Code that the folder's config.json names and the user did not is refused."""
     from simfl.core.config import Scenario
+    from simfl.core.config.code_refs import UntrustedCode, check_saved_code
     from simfl.core.errors import SimflError
     from simfl.experiment import resume_run
     from simfl.experiment.checkpoint import latest
@@ -84,11 +93,16 @@ def _resumed(folder: Path, scenario: Any) -> Any:
     try:
         if latest(folder) is not None:
             config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+            named, trust = (task.named_code, task.trust_code) if task else ((), False)
+            within = Path(task.campaign) if task and task.campaign is not None else folder
+            check_saved_code(config["scenario"], str(folder / "config.json"), within,
+                             named, trust)
             saved = Scenario.from_dict(config["scenario"])
             if scenario_digest(saved) == scenario_digest(scenario):  # type: ignore[arg-type]
-                return resume_run(folder, threads=RUN_THREADS)
-    except RunInUse:
-        raise  # another process is writing it: never empty a folder in use
+                return resume_run(folder, threads=RUN_THREADS, named_code=named,
+                                  trust_code=trust)
+    except (RunInUse, UntrustedCode):
+        raise  # another process is writing it, or code was refused: never empty it
     except (SimflError, OSError, ValueError, KeyError, TypeError):
         pass  # started over below
     if folder.exists():

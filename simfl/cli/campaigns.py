@@ -19,7 +19,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         report = sweep(args.scenario, seeds=args.seeds, grid=args.grid, set=args.set,
                        out=args.out, jobs=args.jobs, engine=args.engine,
                        scheduler=args.scheduler, quiet=args.quiet,
-                       command=["simfl", *args.argv])
+                       command=["simfl", *args.argv], trust_code=args.trust_code)
     except KeyboardInterrupt:
         print("simfl sweep: interrupted: finished runs stay done, the others are pending; "
               "the same command resumes", file=sys.stderr)

@@ -26,6 +26,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--set", action="append", metavar="KEY=VALUE",
                        help="override a dotted scenario key (value parsed as JSON when possible)")
 
+    def trust_arg(p: argparse.ArgumentParser, what: str) -> None:
+        p.add_argument("--trust-code", action="store_true",
+                       help=f"import the code (factories, losses) that {what} names, even "
+                       "from modules inside it")
+
     def quiet_arg(p: argparse.ArgumentParser) -> None:
         p.add_argument("--quiet", action="store_true",
                        help="no progress bar (the one-line summary stays)")
@@ -45,6 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
     resume = sub.add_parser("resume", help="continue a stopped run from its latest checkpoint "
                             "(run.checkpoint_every_rounds)")
     resume.add_argument("dir", metavar="DIR", help="the run folder")
+    resume.add_argument("--set", action="append", metavar="KEY=MODULE:FUNCTION",
+                        help="name again code that the folder's config.json names (a "
+                        "factory, a loss): only code named here is imported")
+    trust_arg(resume, "the run folder")
     quiet_arg(resume)
     resume.set_defaults(func=cmd_resume)
 
@@ -57,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="a dotted scenario key and its values; several --grid give "
                          "every combination")
     sweeper.add_argument("--out", help="campaign folder (default runs/NAME_sweep)")
+    trust_arg(sweeper, "the campaign folder")
     sweeper.add_argument("--jobs", type=int, default=1,
                          help="runs at once (default 1: one after the other, in this process)")
     sweeper.add_argument("--engine", choices=("local", "dask"), default="local",

@@ -43,6 +43,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     scenario = _scenario_from_args(args)
     preflight(scenario, whole_files=True)
+    if scenario.task.loss != "cross_entropy":
+        from simfl.train.losses import check_task_loss
+
+        check_task_loss(scenario.task)
     for warning in upload_airtime_warnings(scenario, _model_bytes(scenario)):
         print(f"simfl validate: warning: {warning}", file=sys.stderr)
     print(json.dumps(scenario.to_dict(), indent=2))
@@ -98,16 +102,34 @@ def cmd_resume(args: argparse.Namespace) -> int:
     from simfl.metrics.rundir import write_provenance
 
     started_at = time.time()
+    named, trust = _named_code(args.set or []), bool(args.trust_code)
     bar = None
     if not args.quiet:
         try:
-            bar = Progress(saved_scenario(Path(args.dir)))
+            bar = Progress(saved_scenario(Path(args.dir), named, trust))
         except SimflError:
             bar = None  # resume_run says what is wrong with the folder
     try:
-        result = resume_run(Path(args.dir), bar)
+        result = resume_run(Path(args.dir), bar, named_code=named, trust_code=trust)
     finally:
         if bar:
             bar.close()
     write_provenance(result.out_dir, ["simfl", *args.argv], started_at, None)
     return _report("resume", result)
+
+
+def _named_code(texts: list[str]) -> set[str]:
+    """The import paths ``simfl resume --set KEY=MODULE:FUNCTION`` names again (resume
+    changes nothing else in the scenario)."""
+    from simfl.core.config.code_refs import IMPORT_PATH
+    from simfl.core.errors import ConfigError
+
+    named = set()
+    for text in texts:
+        _, value = parse_override(text)
+        if not isinstance(value, str) or not IMPORT_PATH.fullmatch(value):
+            raise ConfigError("--set", text, "KEY=package.module:function, naming again "
+                              "code that the run folder's config.json names (resume "
+                              "changes nothing else)")
+        named.add(value)
+    return named

@@ -14,11 +14,12 @@ import dataclasses
 import json
 import numbers
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 import numpy as np
 
 from simfl.core.config import Scenario
+from simfl.core.config.code_refs import check_saved_code
 from simfl.core.errors import SimflError
 from simfl.experiment.checkpoint_codec import CheckpointError
 
@@ -201,13 +202,20 @@ class _Template:
                 raise _bad(path, "holds NaN or infinite values")
 
 
-def saved_scenario(run_dir: Path) -> Scenario:
-    """The scenario of the run in ``run_dir``, from its ``config.json``."""
+def saved_scenario(run_dir: Path, named: Collection[str] = (), trust: bool = False) -> Scenario:
+    """The scenario of the run in ``run_dir``, from its ``config.json``.
+
+    Code it names (a factory, a loss) is imported only when ``named`` names it again or
+    with ``trust`` (:func:`~simfl.core.config.code_refs.check_saved_code`), checked
+    before anything is imported.
+    """
     path = Path(run_dir) / "config.json"
     try:
         tree = json.loads(path.read_text(encoding="utf-8"))["scenario"]
         if not isinstance(tree, dict):
             raise TypeError(f"its scenario is a {type(tree).__name__}, not an object")
+        check_saved_code(tree, str(path), Path(run_dir), named, trust,
+                         "name it again with --set FIELD=VALUE")
         scenario = Scenario.from_dict(tree)
     except SimflError:
         raise

@@ -28,6 +28,7 @@ class ModelCompute:
         generator = torch.Generator().manual_seed(rngs.int_seed("model/init"))
         self.params = {k: v.to(device) for k, v in self.net.init(generator).items()}
         executor = executor_class(scenario.run.executor, self.net, device)
+        self.asked_executor = scenario.run.executor
         self.executor = executor(self.net, data, task, rngs, device)
         self.evaluate = Evaluator(self.net, data.x_test, data.y_test, device,
                                   sample_loss(task.dataset))

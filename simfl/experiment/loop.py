@@ -25,6 +25,7 @@ from simfl.core.records import RoundOutcome
 from simfl.core.rng import RngTree
 from simfl.experiment.arrivals import ArrivalWatch
 from simfl.experiment.build import BuildContext
+from simfl.experiment.degraded import DegradationWatch
 from simfl.experiment.gc_tuning import FREEZE_EVERY_S, gc_for_many_objects
 from simfl.experiment.trainer import Trainer
 from simfl.metrics.recorder import RunRecorder
@@ -78,6 +79,7 @@ class RoundLoop:
         self.sampler_state = sampler.init(n_samples)
         self.n_rounds = self.n_arrived = 0  # rounds, updates in
         self.watch = ArrivalWatch(sim.compute_s, scenario.server.deadline_s)
+        self.degraded = DegradationWatch(scenario, sim.mac)
 
     def run(self, progress: ProgressFn | None, round_end: RoundEndFn | None = None,
             replay_rounds: int = 0) -> None:
@@ -119,6 +121,7 @@ class RoundLoop:
         self.n_rounds += 1
         self.n_arrived += len(outcome.received) + len(outcome.late_received)
         self.watch.observe(outcome)
+        self.degraded.observe(outcome)
         self.recorder.round(outcome, n_trained, n_aggregated,
                             len(outcome.late_received) if n_trained else 0)
         self.trainer.evaluate_due(self.recorder, outcome.t_close_s, r + 1, before_close=False)
@@ -129,4 +132,5 @@ class RoundLoop:
 
     def warnings(self) -> list[str]:
         """What a user must know to read the run's result (``summary.json`` ``warnings``)."""
-        return self.watch.warnings() + self.trainer.warnings(self.n_arrived, self.n_rounds)
+        return (self.watch.warnings() + self.degraded.warnings()
+                + self.trainer.warnings(self.n_arrived, self.n_rounds))

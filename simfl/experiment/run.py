@@ -16,7 +16,7 @@ import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Collection
 
 from simfl.core.config import Scenario
 from simfl.core.errors import ConfigError
@@ -81,9 +81,14 @@ def run_scenario(scenario: Scenario, out_dir: Path | None = None,
 
 
 def resume_run(run_dir: Path | str, progress: ProgressFn | None = None, *,
-               threads: int | None = None) -> RunResult:
+               threads: int | None = None, named_code: Collection[str] = (),
+               trust_code: bool = False) -> RunResult:
     """Continue the run in ``run_dir`` from its latest checkpoint (``threads`` as in
     :func:`run_scenario`).
+
+    Code that the folder's ``config.json`` names (a ``torch_module`` factory, a
+    ``task.loss``) is imported only when ``named_code`` names it again, or with
+    ``trust_code`` (:func:`~simfl.experiment.checkpoint_check.saved_scenario`).
 
     The completed rounds are replayed on the timing side (no training: the checkpoint's
     journal answers for the model), which rebuilds the clock, batteries, availability,
@@ -103,7 +108,7 @@ def resume_run(run_dir: Path | str, progress: ProgressFn | None = None, *,
         if found is None:
             raise CheckpointError(f"{run_dir} has no checkpoint to resume from (set "
                                   "run.checkpoint_every_rounds to write them)")
-        scenario = saved_scenario(run_dir)
+        scenario = saved_scenario(run_dir, named_code, trust_code)
         preflight(scenario)
         with torch_threads(scenario, threads) as chosen:
             started_s = time.perf_counter()

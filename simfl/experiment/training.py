@@ -20,6 +20,7 @@ import numpy as np
 from simfl.core.records import RoundOutcome
 from simfl.core.rng import RngTree
 from simfl.experiment.checkpoint_state import restore_trainer, trainer_state
+from simfl.experiment.degraded import executor_fallback
 from simfl.experiment.eval_schedule import EvalSchedule
 from simfl.experiment.model_files import write_models
 from simfl.experiment.model_step import ModelStep
@@ -101,8 +102,10 @@ class ModelTrainer:
 
     def warnings(self, n_arrived: int, n_rounds: int) -> list[str]:
         """What a user must know to read the run's result (``summary.json`` ``warnings``):
-        the global model diverged, or updates arrived but it never moved."""
-        return self.schedule.warnings() + self.step.warnings(n_arrived, n_rounds)
+        the global model diverged, updates arrived but it never moved, or the batched
+        executor asked for trained one job at a time."""
+        return (self.schedule.warnings() + self.step.warnings(n_arrived, n_rounds)
+                + executor_fallback(self.compute.asked_executor, self.compute.executor))
 
     def save_models(self, out_dir: Path) -> None:
         """``model.pt`` (the final model) and ``model_best.pt`` into ``out_dir``."""

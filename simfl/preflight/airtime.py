@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from simfl.core.config import IdealChannel, Scenario
+from simfl.preflight.mpdus import check_mpdus
 
 
 def nominal_rate_bps(channel) -> float:
@@ -29,7 +30,9 @@ def _byte_airtime_s(channel) -> float:
 def upload_airtime_warnings(scenario: Scenario, model_bytes: int) -> list[str]:
     """One line when a single upload of ``model_bytes`` at the uplink's nominal rate
     (no losses, retries, contention or computation) already takes longer than
-    ``server.deadline_s``; else none."""
+    ``server.deadline_s``; else none. A ``csma_ca`` upload cut into more MPDUs than the
+    DCF simulates is an error (:func:`~simfl.preflight.mpdus.check_mpdus`)."""
+    check_mpdus(scenario, model_bytes)
     deadline_s = scenario.server.deadline_s
     airtime_s = model_bytes * _byte_airtime_s(scenario.network.uplink)
     if deadline_s is None or airtime_s <= deadline_s:

@@ -79,6 +79,18 @@ class BatchedExecutor(Executor):
         super().__init__(*args, **kwargs)
         self._scratch = ScratchBuffers()
 
+    def one_job_at_a_time(self) -> str | None:
+        """Why this executor trains the jobs one after another, or None when it stacks them."""
+        if getattr(self.net, "batching", None) is None:
+            if self.task.model.kind == "torch_module":
+                return ("the torch_module model has buffers (such as BatchNorm's running "
+                        "statistics), and a module with buffers cannot be stacked")
+            return f"the {self.task.model.kind} model cannot be stacked"
+        if getattr(self.loss, "per_sample", True) is False:
+            return (f"task.loss = {self.task.loss!r} gives only a minibatch's mean, and "
+                    "stacked clients need each sample's loss")
+        return None
+
     def submit(self, jobs: Sequence[TrainJob], versions: dict[int, Params],
                weigh: Weigh | None = None) -> list[ClientUpdate]:
         """Train ``jobs``; with ``weigh``, sum the deltas as they are made
@@ -87,8 +99,7 @@ class BatchedExecutor(Executor):
             return [] if weigh is None else SummedUpdates([], {}, [])
         # a model that cannot be stacked, or a user loss that gives only the batch mean
         # (padded slots need per-sample weights): one job at a time
-        if getattr(self.net, "batching", None) is None or \
-                getattr(self.loss, "per_sample", True) is False:
+        if self.one_job_at_a_time() is not None:
             return InlineExecutor.submit(self, jobs, versions, weigh=weigh)
         if weigh is not None:
             return self._submit_summed(jobs, versions, weigh, self._submit)

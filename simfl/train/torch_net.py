@@ -31,6 +31,7 @@ import math
 from typing import TYPE_CHECKING, Any, Iterator
 
 from simfl.core.errors import ConfigError
+from simfl.train.module_checks import check_gradients, check_parameters, run_error
 from simfl.train.net import Params, Shapes
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ class TorchNet:
         self.local_buffers = bool(cfg.local_buffers)
         self.module = self._make(0)
         self.trainable = tuple(name for name, _ in self.module.named_parameters())
+        check_parameters(self.module, self.factory_path, self.trainable)
         buffers = dict(self.module.named_buffers())
         saved = self.module.state_dict()  # persistent buffers only
         self.buffer_names = tuple(name for name in buffers if name in saved)
@@ -106,6 +108,7 @@ class TorchNet:
             raise ConfigError("task.model.factory", self.factory_path, "a module that returns "
                               f"[batch, {self.n_classes}] logits (it returned "
                               f"{list(out.shape)} for a batch of 2)")
+        check_gradients(self, state, dtype)
 
     def _error(self, what: str, err: BaseException) -> ConfigError:
         reason = str(err).strip().splitlines()[0] if str(err).strip() else ""
@@ -145,7 +148,10 @@ class TorchNet:
         for name in self.buffer_names:  # never differentiated, whoever asks
             if name in state and state[name].requires_grad:
                 state[name] = state[name].detach()
-        return functional_call(self.module, state, (x.reshape(-1, *self.input_shape),))
+        try:
+            return functional_call(self.module, state, (x.reshape(-1, *self.input_shape),))
+        except Exception as err:  # the user's module may fail in any way
+            raise run_error(self, x, err) from None
 
     def stacked_forward(self, params: Params, x: "torch.Tensor") -> "torch.Tensor":
         """Logits ``[K, B, classes]`` of K clients' stacked parameters on their batches
@@ -157,7 +163,11 @@ class TorchNet:
         def one(p: Params, xb: "torch.Tensor") -> "torch.Tensor":
             return functional_call(self.module, p, (xb.reshape(-1, *self.input_shape),))
 
-        return vmap(one, randomness="different")(params, x)  # type: ignore[no-any-return]
+        try:
+            return vmap(one, randomness="different")(params, x)  # type: ignore[no-any-return]
+        except Exception as err:  # the user's module may fail in any way
+            raise run_error(self, x, err, " (clients stacked by run.executor = 'batched', "
+                                  "torch.func.vmap)") from None
 
     @contextlib.contextmanager
     def randomness(self, seed: int) -> Iterator[None]:

@@ -16,6 +16,9 @@ from simfl.core.config.node import Choice
 
 #: largest Doppler shift accepted (Hz): a train at 500 km/h on 60 GHz is about 28 kHz
 MAX_DOPPLER_HZ = 1e5
+#: shortest coherence time of block fading (s): a microsecond, far below any channel's
+#: (milliseconds); shorter windows would be numbered past what an index can hold
+MIN_COHERENCE_S = 1e-6
 
 
 @dataclass(frozen=True)
@@ -29,6 +32,9 @@ class Fading(Choice, point="fading"):
     def validate(self) -> None:
         non_negative(self, "coherence_s")
         finite(self, "coherence_s")
+        require(self.coherence_s == 0.0 or self.coherence_s >= MIN_COHERENCE_S, "coherence_s",
+                self.coherence_s, f"0 (a fresh draw per attempt) or a coherence time >= "
+                f"{MIN_COHERENCE_S:g} s")
         positive(self, "doppler_hz")
         if self.doppler_hz is not None:
             require(self.doppler_hz <= MAX_DOPPLER_HZ, "doppler_hz", self.doppler_hz,

@@ -214,6 +214,12 @@ class SlottedAlohaMac(Mac):
                 f"an integer >= cw_min = {self.cw_min}")
         require(self.cw_max <= MAX_WINDOW, "cw_max", self.cw_max,
                 f"an integer <= {MAX_WINDOW} (2^30 slots)")
+        require(self.channels <= MAX_CHANNELS, "channels", self.channels,
+                f"an integer in 1..{MAX_CHANNELS:,} (each data channel is simulated)")
+
+
+#: most slotted ALOHA channels (each data channel keeps its own queue)
+MAX_CHANNELS = 10_000
 
 
 @dataclass(frozen=True)

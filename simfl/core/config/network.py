@@ -71,6 +71,7 @@ class Network(Node):
         require(1 <= self.arq_max_attempts <= MAX_ARQ_ATTEMPTS, "arq_max_attempts",
                 self.arq_max_attempts, f"an integer in [1, {MAX_ARQ_ATTEMPTS}] (every "
                 "attempt is simulated, back to back)")
+        _sinr_in_range(self.sinr_threshold_db)
         positive(self, "model_bytes")
         finite(self, "sinr_threshold_db")
         # without a radio only slotted ALOHA reads the threshold (capture by the strongest)
@@ -86,3 +87,13 @@ class Network(Node):
                 require(channel.distance is None, f"{name}.distance",
                         channel.distance and channel.distance.to_dict(), "null when "
                         "network.radio is set (positions come from population.placement)")
+
+
+#: the SINR thresholds an attempt may need (dB): beyond, 10^(dB/10) leaves the floats
+MAX_SINR_DB = 200.0
+
+
+def _sinr_in_range(sinr_db: float | None) -> None:
+    if sinr_db is not None and math.isfinite(sinr_db):
+        require(abs(sinr_db) <= MAX_SINR_DB, "sinr_threshold_db", sinr_db,
+                f"null or a threshold in [-{MAX_SINR_DB:g}, {MAX_SINR_DB:g}] dB")

@@ -25,6 +25,11 @@ SPEED_OF_LIGHT_MPS = 299_792_458.0
 MAX_ACCESS_POINTS = 10_000
 #: transmit powers accepted (dBm): from a microwatt to a kilowatt
 MIN_POWER_DBM, MAX_POWER_DBM = -30.0, 60.0
+#: largest shadowing correlation distance (m): ten times the largest placement's extent
+MAX_CORR_M = 1e7
+#: largest path-loss constant (dB) and carrier frequency (Hz): beyond, 10^(dB/10) of a
+#: link's SNR leaves the floating-point range
+MAX_LOSS_DB, MAX_FREQ_HZ = 300.0, 1e12
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,8 @@ class LogDistance(PathLoss):
     def validate(self) -> None:
         positive(self, "exponent", "ref_m")
         finite(self, "exponent", "ref_m", "ref_loss_db")
+        require(abs(self.ref_loss_db) <= MAX_LOSS_DB, "ref_loss_db", self.ref_loss_db,
+                f"a loss in [-{MAX_LOSS_DB:g}, {MAX_LOSS_DB:g}] dB")
 
     def loss_db(self, d_m: np.ndarray) -> np.ndarray:
         ratio = np.maximum(np.asarray(d_m, dtype=float), self.ref_m) / self.ref_m
@@ -71,6 +78,8 @@ class FreeSpace(PathLoss):
     def validate(self) -> None:
         positive(self, "freq_hz")
         finite(self, "freq_hz")
+        require(self.freq_hz <= MAX_FREQ_HZ, "freq_hz", self.freq_hz,
+                f"a carrier frequency in (0, {MAX_FREQ_HZ:g}] Hz")
 
     def loss_db(self, d_m: np.ndarray) -> np.ndarray:
         d_m = np.maximum(np.asarray(d_m, dtype=float), SPEED_OF_LIGHT_MPS / self.freq_hz)
@@ -295,14 +304,16 @@ class Radio(Node):
             require(all(MIN_POWER_DBM <= v <= MAX_POWER_DBM for v in values), name,
                     getattr(self, name), f"powers in [{MIN_POWER_DBM:g}, {MAX_POWER_DBM:g}] dBm")
         positive(self, "bandwidth_hz")
-        require(self.bandwidth_hz <= 1e12, "bandwidth_hz", self.bandwidth_hz,
-                "a bandwidth in (0, 1e12] Hz")
+        require(1.0 <= self.bandwidth_hz <= 1e12, "bandwidth_hz", self.bandwidth_hz,
+                "a bandwidth in [1, 1e12] Hz")
         non_negative(self, "noise_figure_db", "shadowing_db", "shadowing_corr_m")
         require(self.noise_figure_db <= 100.0, "noise_figure_db", self.noise_figure_db,
                 "a noise figure in [0, 100] dB")
         require(self.shadowing_db <= 30.0, "shadowing_db", self.shadowing_db,
                 "a standard deviation in [0, 30] dB")
         finite(self, "shadowing_corr_m")
+        require(self.shadowing_corr_m <= MAX_CORR_M, "shadowing_corr_m", self.shadowing_corr_m,
+                f"a correlation distance in [0, {MAX_CORR_M:g}] m (0: independent shadowing)")
         if hasattr(self.path_loss, "pair_sigma_db"):  # a 3GPP TR 38.901 scenario
             require(self.shadowing_db == 0.0, "shadowing_db", self.shadowing_db,
                     f"0 with path_loss {self.path_loss.kind}: the scenario's own shadow "

@@ -143,11 +143,12 @@ class CsmaCa(MacBase):
     # ---- the medium on the clock
 
     def _schedule(self) -> None:
-        """(Re)schedule the start of the next busy period."""
+        """(Re)schedule the start of the next busy period; a wake already set is void
+        (when the last contenders left meanwhile, nothing is due)."""
+        self._wake_gen += 1
         t_s = self.dcf.next_start_s()
         if t_s is None:
             return
-        self._wake_gen += 1
         gen = self._wake_gen
         self.env.timeout(max(0.0, t_s - self.env.now)).callbacks.append(
             lambda _: self._start(gen))

@@ -65,6 +65,7 @@ class RangedCsmaCa(CsmaCa):
         self.meter: EnergyMeter | None = None
         self.sums: tuple[Airtime | None, Spend | None, Switch | None] | None = None
         self.partial = False  # this round runs the per-station model
+        self.hidden_rounds = 0  # rounds that ran it (a run's warning says how many)
         super().__init__(cfg, env, rngs, n_clients, on_transmit)
 
     def _rate(self, rate_bps: float) -> None:
@@ -87,6 +88,7 @@ class RangedCsmaCa(CsmaCa):
         self.partial = not all_in_range(m.x_m[started], m.y_m[started],
                                         self.cfg.carrier_sense_range_m)
         self.dcf = self.hidden if self.partial else self.full  # type: ignore[assignment]
+        self.hidden_rounds += self.partial
         if self.sums is not None and self.meter is not None:
             self.airtime, self.spend, self.switch = (
                 (None, None, self.meter.switch) if self.partial else self.sums)

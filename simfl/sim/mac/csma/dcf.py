@@ -124,8 +124,8 @@ class Dcf:
 
     def slot_index(self, now_s: float) -> int:
         """The idle index of the first slot boundary at or after ``now_s``."""
-        if now_s <= self.t0_s or self.busy is not None:
-            return self.idle_count
+        if now_s <= self.t0_s or self.busy is not None or self.t0_s == -math.inf:
+            return self.idle_count  # busy, or no station has contended yet
         return self.idle_count + math.ceil((now_s - self.t0_s) / self.timing.slot_s - GRID_EPS)
 
     # ---- the medium

@@ -30,6 +30,8 @@ class RunTask:
     scenario: dict[str, Any]
     command: list[str]
     source: str | None = None
+    #: the ``[key, value]`` overrides and grid values this run was given
+    given: list[list[Any]] | None = None
 
 
 def one_line(err: BaseException) -> str:
@@ -62,7 +64,8 @@ def execute_run(task: RunTask) -> dict[str, Any]:
             result = (_resumed(Path(task.folder), scenario)
                       or run_scenario(scenario, Path(task.folder), None, threads=RUN_THREADS))
         write_provenance(result.out_dir, task.command, started_at,
-                         Path(task.source) if task.source else None)
+                         Path(task.source) if task.source else None,
+                         None if task.given is None else [(k, v) for k, v in task.given])
         return {"id": task.id, "ok": True, "folder": str(result.out_dir),
                 "summary": result.summary, "wall_time_s": time.perf_counter() - started_s,
                 "error": None}

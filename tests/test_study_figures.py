@@ -8,6 +8,8 @@ which points are missing is known; the texts and extents are read back from matp
 import importlib.util
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -91,3 +93,37 @@ def test_the_helpers_write_inside_the_panel():
     note_missing(ax, ["not reached: a at 2"])
     mark_empty(ax, "nothing")
     assert texts(ax) == ["not reached: a at 2", "nothing"]
+
+
+def report_figures():
+    import sys
+
+    sys.path.insert(0, str(ROOT / "analysis"))
+    from reproduction import figures
+
+    return figures
+
+
+def test_a_report_panel_without_values_says_so():
+    import numpy as np
+
+    from simfl.metrics.curves import Series
+
+    figures = report_figures()
+    some = {"a": [Series(np.arange(3.0), np.array([0.1, 0.2, 0.3]))]}
+    fig = figures.panels_figure([figures.Panel("drawn", some),
+                                 figures.Panel("empty", {"a": []})], "accuracy")
+    drawn, empty = fig.axes
+    assert texts(drawn) == [] and any("no values" in t for t in texts(empty))
+    assert list(empty.get_yticks()) == []
+
+
+def test_report_bars_on_a_log_axis_show_every_bar():
+    figures = report_figures()
+    fig = figures.bars_figure({"s1": {"a": [10.0, 12.0], "b": [0.004, 0.006]},
+                               "s2": {"a": [900.0], "b": [0.0, 0.0]}}, "variance", log=True)
+    ax = fig.axes[0]
+    low, high = ax.get_ylim()
+    tops = [p.get_height() for p in ax.patches if p.get_height() > 0]
+    assert min(tops) == pytest.approx(0.005) and all(low < t < high for t in tops)
+    assert "0" in texts(ax)  # the bar of zeros, which a log axis cannot draw

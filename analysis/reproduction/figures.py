@@ -163,7 +163,7 @@ def bars_figure(groups: Mapping[str, Mapping[str, Any]], ylabel: str, *, log: bo
     ax = fig.add_subplot(1, 1, 1)
     labels = list(dict.fromkeys(label for g in groups.values() for label in g))
     width = 0.8 / max(len(labels), 1)
-    shown: list[float] = []  # the positive means and seed values (what a log axis must fit)
+    shown: list[float] = []  # positive means, seeds and interval ends: what a log axis fits
     zeros: list[float] = []  # x of the bars a log axis cannot draw (a mean <= 0)
     for j, label in enumerate(labels):
         for i, group in enumerate(groups.values()):
@@ -178,7 +178,8 @@ def bars_figure(groups: Mapping[str, Mapping[str, Any]], ylabel: str, *, log: bo
                    label=label if i == 0 else None)
             ax.plot([x] * ci.n, [v for v in values if math.isfinite(v)], ".", color="k",
                     markersize=2)
-            shown += [v for v in [ci.mean, *values] if math.isfinite(v) and v > 0]
+            ends = [ci.lo, ci.hi] if ci.n > 1 else []
+            shown += [v for v in [ci.mean, *values, *ends] if math.isfinite(v) and v > 0]
             if ci.mean <= 0:
                 zeros.append(x)
     ax.set_xticks(range(len(groups)), list(groups), rotation=30, ha="right", fontsize=6)
@@ -194,8 +195,8 @@ def bars_figure(groups: Mapping[str, Mapping[str, Any]], ylabel: str, *, log: bo
     ax.set_ylabel(ylabel, fontsize=7)
     ax.set_title(title, fontsize=8)
     ax.tick_params(labelsize=6)
-    if ax.patches:
-        ax.legend(fontsize=6)
+    if ax.patches:  # beside the bars, never over them
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     return fig
 
 

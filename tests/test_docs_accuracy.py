@@ -195,3 +195,17 @@ def test_a_quiet_run_is_shown_with_its_summary_line(page):
     assert quiet_runs_shown_silent((ROOT / page).read_text(encoding="utf-8")) == []
     assert quiet_runs_shown_silent("```console\n$ simfl run q --quiet\n$ ls\n```\n") == [
         "$ simfl run q --quiet"]
+
+
+def test_simfl_list_cuts_no_description(capsys):
+    """Each kind's line of ``simfl list`` ends a sentence (a docstring whose first line
+    stops mid-sentence is shown up to the end of its first paragraph)."""
+    from simfl.cli import main
+
+    assert main(["list"]) == 0
+    cut = []
+    for line in capsys.readouterr().out.splitlines():
+        text = re.sub(r"  \[.*\]$", "", line.rstrip())  # the paper cited at the end
+        if line.startswith("  ") and not text.endswith((".", ")", "!", "?")):
+            cut.append(text)
+    assert cut == []

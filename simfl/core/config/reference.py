@@ -216,7 +216,8 @@ def reference() -> str:
         for entry in base._registry:
             if not _own(entry.obj):
                 continue
-            out += [f"#### {point}: `{entry.name}`", "", description(entry.obj), "",
+            text = description(entry.obj)
+            out += [f"#### {point}: `{entry.name}`", "", *([text, ""] if text else []),
                     *_table(entry.obj), ""]
     return "\n".join(line.rstrip() for line in out).rstrip() + "\n"
 

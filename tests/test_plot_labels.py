@@ -99,6 +99,22 @@ def test_a_campaign_takes_labels_by_line_not_by_the_sorted_order(tmp_path):
     assert drawn(fig) == {"OFDMA-PF": 0.3, "DCF": 0.5, "ALOHA": 0.7}
 
 
+def test_a_line_is_named_by_part_of_its_automatic_label(tmp_path):
+    root = tmp_path / "c"
+    for i, mac in enumerate(("ofdma", "csma_ca", "slotted_aloha")):
+        write_run(root / f"run{i}_seed1", mac, 0.3 + 0.2 * i, given=[["network.mac", GIVEN[mac]]])
+    fig = make_figure([root], labels=["mac=ofdma=OFDMA-PF", "mac=csma_ca, phy_rate_bps=1.2e+07=DCF",
+                                      "mac=slotted_aloha=ALOHA"])
+    assert drawn(fig) == {"OFDMA-PF": 0.3, "DCF": 0.5, "ALOHA": 0.7}
+
+
+def test_a_given_record_nested_beyond_reason_is_no_record(tmp_path):
+    run = write_run(tmp_path / "r", "csma_ca", 0.1)
+    (run / "provenance.json").write_text('{"given": [["network.mac", ' + "{\"x\": " * 5000
+                                         + "1" + "}" * 5000 + "]]}")
+    assert read_run(run).given is None
+
+
 def test_one_label_per_dir_and_one_line_per_label(tmp_path):
     a1 = write_run(tmp_path / "a_seed1", "csma_ca", 0.5, 1)
     a2 = write_run(tmp_path / "a_seed2", "csma_ca", 0.5, 2)

@@ -39,7 +39,10 @@ def read_given(run_dir: Path, resolved: dict[str, Any]) -> dict[str, Any] | None
     if not isinstance(pairs, list) or not all(
             isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in pairs):
         return None
-    return flatten_given([(p[0], p[1]) for p in pairs], resolved)
+    try:
+        return flatten_given([(p[0], p[1]) for p in pairs], resolved)
+    except RecursionError:  # a table nested deeper than any scenario: not a record of ours
+        return None
 
 
 def _set_items(command: Any) -> list[list[Any]] | None:

@@ -5,7 +5,9 @@ Two forms, not mixed:
 
 - ``LINE=TEXT`` names one line: ``LINE`` is a DIR as given, a run folder (its path or
   its name, with or without its seed part: ``mac=csma_ca,seed=1`` or ``mac=csma_ca``),
-  or the line's automatic label. Lines not named keep their automatic label.
+  or the line's automatic label or some of its ``KEY=VALUE`` items (``mac=ofdma`` for
+  ``mac=ofdma, scheduler=proportional_fair``). Lines not named keep their automatic
+  label.
 - Plain ``TEXT`` labels are bound to the DIRs in the order they were given: one per
   line, or one per DIR (DIRs that are one line must then agree). A DIR that holds
   several lines (a campaign) cannot take labels by order, since the order of its lines
@@ -65,12 +67,14 @@ def bind_labels(dirs: Sequence[str], dir_runs: Sequence[Sequence[Path]],
     per_dir = _dir_groups(dirs, dir_runs, group_of)
     whole = [[d for d, lines in zip(dirs, per_dir) if lines == [i]] for i in range(len(groups))]
     names = [_names(g, a, w) for g, a, w in zip(groups, auto, whole)]
-    bound = [_bound(text, names) for text in labels]
+    items = [set(a.split(", ")) for a in auto]
+    bound = [_bound(text, names, items) for text in labels]
     if any(b is not None for b in bound):
         if not all(b is not None for b in bound):
             plain = [t for t, b in zip(labels, bound) if b is None]
             raise ConfigError("--label", plain, f"LINE=TEXT like the others, where LINE is a "
-                              f"line's label ({'; '.join(auto)}) or a run folder's name")
+                              f"line's label or part of it ({'; '.join(auto)}) or a run "
+                              f"folder's name")
         result = list(auto)
         named: dict[int, str] = {}
         for text, b in zip(labels, bound):
@@ -85,14 +89,19 @@ def bind_labels(dirs: Sequence[str], dir_runs: Sequence[Sequence[Path]],
     return _by_order(dirs, per_dir, auto, list(labels))
 
 
-def _bound(text: str, names: Sequence[set[str]]) -> tuple[int, str] | None:
+def _bound(text: str, names: Sequence[set[str]],
+           items: Sequence[set[str]]) -> tuple[int, str] | None:
     """``(line, TEXT)`` when ``text`` is ``LINE=TEXT`` naming exactly one line (the
-    longest LINE that does wins), else None."""
+    longest LINE that does wins), else None. LINE names a line by one of its ``names``,
+    or by some of the ``KEY=VALUE`` items of its automatic label (``mac=ofdma`` for
+    ``mac=ofdma, scheduler=proportional_fair``)."""
     cuts = [i for i, c in enumerate(text) if c == "="]
     for cut in reversed(cuts):
         key = text[:cut]
         hits = [i for i, n in enumerate(names) if key in n or key.rstrip("/") in n
                 or _resolved(key) in n]
+        if not hits and "=" in key:
+            hits = [i for i, own in enumerate(items) if set(key.split(", ")) <= own]
         if len(hits) == 1:
             return hits[0], text[cut + 1:]
         if len(hits) > 1:

@@ -224,3 +224,16 @@ def test_two_grid_points_naming_one_folder_are_refused():
                              '{"kind":"csma_ca","cw_max":64}')
     with pytest.raises(ConfigError, match="both name 'mac=csma_ca_cw64,seed=1'"):
         expand(load_scenario("quickstart"), [], [(key, values)], [1], "1.0")
+
+
+def test_given_values_are_shown_as_they_resolved(tmp_path):
+    """``5`` given is the scenario's ``5.0``; a given key the scenario lacks is not shown."""
+    runs = []
+    for name, deadline, given in (("a", 5.0, [["server.deadline_s", 5], ["x.gone", 1]]),
+                                  ("b", 6.0, [["server.deadline_s", 6.0]])):
+        run = write_run(tmp_path / name, "csma_ca", 0.1, given=given)
+        config = json.loads((run / "config.json").read_text())
+        config["scenario"]["server"] = {"deadline_s": deadline}
+        (run / "config.json").write_text(json.dumps(config))
+        runs.append(read_run(run))
+    assert group_labels(group_by_seed(runs)) == ["deadline_s=5", "deadline_s=6"]

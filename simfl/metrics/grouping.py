@@ -151,17 +151,17 @@ def given_labels(groups: Sequence[Sequence[Run]], names: Sequence[str],
     run does not record its given values, no given key differs, more than twice
     ``max_keys`` differ, or the labels would not tell the groups apart.
 
-    A group's value of a given key is the one it was given, else its resolved one. A
-    group shows a key it was given; one it was not given only when no kind above it
-    differs between groups (a default that comes with another kind is not a choice).
+    The keys are those given to any group; their values are the resolved ones (``5`` and
+    ``5.0`` given are one value; a key a later kind switch removed is not shown). A group
+    shows a key it was given; one it was not given only when no kind above it differs
+    between groups (a default that comes with another kind is not a choice).
     """
     givens = [group[0].given for group in groups]
     if any(run.given is None for group in groups for run in group):
         return None
     params = [group[0].params for group in groups]
     union = [k for g in givens if g is not None for k in g]
-    values = [{k: (g[k] if k in g else p[k]) for k in union if k in g or k in p}
-              for g, p in zip(givens, params) if g is not None]
+    values = [{k: p[k] for k in union if k in p} for p in params]
     keys = differing_keys(values)
     if not keys or len(keys) > 2 * max_keys:
         return None

@@ -70,41 +70,56 @@ def scenario() -> simfl.Scenario:
     )
 
 
-def draw(rows: list[dict], out_png: Path) -> None:
-    """Round length and time to target against the cell radius (module docstring)."""
+def draw(rows: list[dict], out_png: Path):
+    """Round length and time to target against the cell radius (module docstring). A
+    point that no seed reached the target at is named in its panel, with the rounds the
+    runs had; a panel where none did says so instead of drawing an empty axis. Returns
+    the (closed) figure."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from simfl.metrics.seed_means import plot_seed_means
+    from simfl.metrics.seed_means import mark_empty, note_missing, plot_seed_means
 
     radius, band, sched, k = GRID.keys()
     ks = sorted({r[k] for r in rows})
     lines = sorted({(r[band], r[sched]) for r in rows})
+    rounds = max(r["rounds"] for r in rows)
     metrics = (("round length (s)", lambda r: r["sim_time_s"] / max(r["rounds"], 1)),
                (f"time to {TARGET:.0%} accuracy (s)", lambda r: r["time_to_target_s"]))
-    fig, axes = plt.subplots(len(metrics), len(ks), figsize=(5 * len(ks), 7), squeeze=False,
-                             sharex=True)
+    fig, axes = plt.subplots(len(metrics), len(ks), figsize=(max(5 * len(ks), 8), 7),
+                             squeeze=False, sharex=True)
     styles = ("-o", "--s", "-.^", ":D")
     for col, k_value in enumerate(ks):
         for row, (label, value) in enumerate(metrics):
             ax = axes[row][col]
+            missing, n_points = [], 0
             for (b, s), style in zip(lines, styles * 4):
                 points = {x: [value(r) for r in rows if value(r) is not None
                               and (r[radius], r[band], r[sched], r[k]) == (x, b, s, k_value)]
-                          for x in {r[radius] for r in rows}}
-                plot_seed_means(ax, points, style, f"{b / 1e6:g} MHz, {s}")
+                          for x in {r[radius] for r in rows
+                                    if (r[band], r[sched], r[k]) == (b, s, k_value)}}
+                skipped = plot_seed_means(ax, points, style, f"{b / 1e6:g} MHz, {s}")
+                missing += [f"{b / 1e6:g} MHz, {s} at {x:g} m" for x in skipped]
+                n_points += len(points)
+            if missing and len(missing) == n_points:
+                mark_empty(ax, f"{TARGET:.0%} accuracy not reached\nin {rounds} rounds by "
+                           "any run")
+            elif missing:
+                note_missing(ax, [f"not reached in {rounds} rounds by any seed:", *missing])
             ax.set_ylabel(label)
             ax.set_title(f"{k_value} clients per round" if row == 0 else "")
             ax.grid(alpha=0.3)
         axes[-1][col].set_xlabel("cell radius (m)")
     axes[0][0].legend(title="band, scheduler", fontsize=8)
     fig.suptitle("Cell edge: upload of 250 kB over a shared band, 10 s deadline\n(mean over "
-                 "seeds with a 95 % band; crosses: each seed where fewer than 3 have a value)")
+                 "seeds with a 95 % band;\ncrosses: each seed where fewer than 3 have a value)",
+                 fontsize=10)
     fig.tight_layout()
     fig.savefig(out_png, dpi=110)
     plt.close(fig)
+    return fig
 
 
 def main(argv: list[str] | None = None) -> None:

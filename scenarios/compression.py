@@ -109,8 +109,10 @@ def delivered_per_round(run_dir: Path, bits: int) -> tuple[float, float]:
             bits * sum(int(r["n_late"]) for r in rounds) / n)
 
 
-def draw(out: Path, rows: list[dict], out_png: Path) -> None:
-    """Accuracy against time, bits per round and time to target (module docstring)."""
+def draw(out: Path, rows: list[dict], out_png: Path):
+    """Accuracy against time, bits per round and time to target (module docstring): the
+    log axis of bits fits every bar, and schemes that no seed brought to the target are
+    named in the last panel (which says so when none did). Returns the (closed) figure."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -119,9 +121,11 @@ def draw(out: Path, rows: list[dict], out_png: Path) -> None:
     from simfl.metrics.curves import build_lines
     from simfl.metrics.plot_style import legend_title, line_styles
     from simfl.metrics.run_folders import read_run
-    from simfl.metrics.seed_means import mean_band
+    from simfl.metrics.seed_means import mark_empty, mean_band, note_missing
 
     schemes = [s for s in SCHEMES if any(_scheme(r) == s["kind"] for r in rows)]
+    heights: list[float] = []  # of the bars, to fit the log axis around every one
+    not_reached: list[str] = []
     fig, axes = plt.subplots(1, 3, figsize=(13, 4.2), gridspec_kw={"width_ratios": [2, 1, 1]})
     sizes = []
     for i, (s, style) in enumerate(zip(schemes, line_styles(len(schemes)))):
@@ -143,6 +147,7 @@ def draw(out: Path, rows: list[dict], out_png: Path) -> None:
         (mean, half), late_mean = mean_band(on_time), sum(late) / len(late)
         axes[1].bar(i, mean, yerr=half, color=style.color, capsize=3)
         axes[1].bar(i, late_mean, bottom=mean, color=style.color, alpha=0.35, hatch="//")
+        heights += [mean - half if mean - half > 0 else mean, mean + late_mean]
         axes[1].text(i, (mean + late_mean) * 1.15, f"{bits / 1e3:,.1f} kbit\nper upload",
                      ha="center", fontsize=7)
         reached = [r["time_to_target_s"] for r in runs if r["time_to_target_s"] is not None]
@@ -151,14 +156,25 @@ def draw(out: Path, rows: list[dict], out_png: Path) -> None:
             axes[2].errorbar(i, mean, yerr=half, fmt="o", color=style.color, capsize=4)
             axes[2].plot([i + 0.15] * len(reached), reached, "x", color=style.color,
                          markersize=4)
+        else:
+            not_reached.append(LABELS[s["kind"]])
         axes[2].annotate(f"{len(reached)}/{len(runs)}", (i, 0), xycoords=("data", "axes fraction"),
                          xytext=(0, 3), textcoords="offset points", ha="center", fontsize=7)
     axes[0].axhline(TARGET, color="grey", linestyle="--", linewidth=0.9, label=f"target {TARGET:g}")
     axes[0].set(xlabel="simulated time (s)", ylabel="test accuracy", ylim=(0, 1))
     axes[0].legend(fontsize=8, title=legend_title(sizes, "ci"), title_fontsize=8)
     axes[1].set(yscale="log", ylabel="uplink bits per round (hatched: late)")
-    axes[1].set_ylim(top=axes[1].get_ylim()[1] * 4)
+    shown = [h for h in heights if h > 0]
+    if shown:  # every bar's top inside the axis, with room for its label above
+        axes[1].set_ylim(min(shown) / 4, max(shown) * 4)
     axes[2].set(ylabel=f"time to {TARGET:.0%} accuracy (s)")
+    rounds = max(r["rounds"] for r in rows)
+    if len(not_reached) == len(schemes):
+        mark_empty(axes[2], f"{TARGET:.0%} accuracy not reached\nby any run (at most "
+                   f"{rounds} rounds, {max(r['sim_time_s'] for r in rows):.0f} s)")
+        axes[2].set_xlim(-0.5, len(schemes) - 0.5)
+    elif not_reached:
+        note_missing(axes[2], [f"not reached by any seed: {', '.join(not_reached)}"])
     for ax in axes[1:]:
         ax.set_xticks(range(len(schemes)), [LABELS[s["kind"]] for s in schemes], fontsize=8,
                       rotation=15)
@@ -170,6 +186,7 @@ def draw(out: Path, rows: list[dict], out_png: Path) -> None:
     fig.tight_layout()
     fig.savefig(out_png, dpi=100)
     plt.close(fig)
+    return fig
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -101,13 +101,14 @@ def _mac(row: dict) -> str:
 
 
 def draw(rows: list[dict], out_png: Path) -> None:
-    """Round length and time to target against clients per round (module docstring)."""
+    """Round length and time to target against clients per round (module docstring); a
+    point no seed reached the target at is named in its panel."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from simfl.metrics.seed_means import plot_seed_means
+    from simfl.metrics.seed_means import mark_empty, note_missing, plot_seed_means
 
     k = "server.clients_per_round"
     metrics = (("mean round length (s)", _round_length_s),
@@ -115,16 +116,25 @@ def draw(rows: list[dict], out_png: Path) -> None:
     fig, axes = plt.subplots(1, len(metrics), figsize=(11, 4.4))
     styles = ("-o", "--s", "-.^", ":D")
     macs = [m["kind"] for m in MACS if any(_mac(r) == m["kind"] for r in rows)]
+    rounds = max(r["rounds"] for r in rows)
     for ax, (label, value) in zip(axes, metrics):
+        missing, n_points = [], 0
         for mac, style in zip(macs, styles):
             points = {k_value: [value(r) for r in rows if (_mac(r), r[k]) == (mac, k_value)
                                 and value(r) is not None]
-                      for k_value in {r[k] for r in rows}}
-            plot_seed_means(ax, points, style, LABELS[mac])
+                      for k_value in {r[k] for r in rows if _mac(r) == mac}}
+            skipped = plot_seed_means(ax, points, style, LABELS[mac])
+            missing += [f"{LABELS[mac]} at {x}" for x in skipped]
+            n_points += len(points)
+        if missing and len(missing) == n_points:
+            mark_empty(ax, f"{TARGET:.0%} accuracy not reached\nin {rounds} rounds by any run")
+        elif missing:
+            note_missing(ax, [f"not reached in {rounds} rounds by any seed:", *missing])
         ax.set_xlabel("clients per round")
         ax.set_ylabel(label)
         ax.set_xticks(sorted({r[k] for r in rows}))
         ax.grid(alpha=0.3)
+    axes[1].set_xlim(axes[0].get_xlim())  # the same x in both (an empty panel has none)
     axes[0].legend(title="uplink MAC", fontsize=8)
     fig.suptitle("One FL task over four MACs: 100 kB updates on a shared 2 Mb/s uplink\n"
                  "(mean over seeds with a 95 % band; crosses: each seed where fewer than 3 "

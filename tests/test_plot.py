@@ -278,12 +278,15 @@ def test_one_configuration_is_labelled_by_its_name(tmp_path):
     assert [ln.get_label() for ln in data_lines(make_figure([tmp_path]))] == ["toy"]
 
 
-def test_label_option_overrides_in_order_and_must_match_the_lines(campaign):
-    fig = make_figure([campaign], labels=["short", "long"])
+def test_label_option_names_lines_and_must_match_them(campaign):
+    fig = make_figure([campaign], labels=["deadline_s=6=long", "deadline_s=3=short"])
     assert [ln.get_label() for ln in data_lines(fig)] == ["short", "long"]
     with pytest.raises(ConfigError, match="2 labels, one per line in order: "
                                           "deadline_s=3; deadline_s=6"):
-        make_figure([campaign], labels=["only one"])
+        make_figure([campaign], labels=["one", "two", "three"])
+    for plain in (["short", "long"], ["only one"]):  # the order of folder names is no order
+        with pytest.raises(ConfigError, match="holds 2 lines"):
+            make_figure([campaign], labels=plain)
 
 
 def test_short_keys_keep_the_last_part_unless_it_clashes():
@@ -413,7 +416,8 @@ def test_an_existing_png_is_kept_without_force(campaign, tmp_path, capsys):
     assert len(err.strip().splitlines()) == 1 and "--force" in err and "Traceback" not in err
     assert png.read_bytes() == b"keep me"
     assert main(["plot", str(campaign), "--out", str(png), "--force", "--band", "minmax",
-                 "--x", "time", "--unit", "min", "--label", "a", "--label", "b"]) == 0
+                 "--x", "time", "--unit", "min", "--label", "deadline_s=3=a",
+                 "--label", "deadline_s=6=b"]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(ConfigError):
         plot_runs([campaign], png)

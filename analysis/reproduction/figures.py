@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence, Union
 import numpy as np
 
 from simfl.metrics.curves import Series, band, common_grid, step_values
+from simfl.metrics.seed_means import mark_empty
 
 from .aligned import draws_seeds
 from .campaigns import RunInfo
@@ -90,8 +91,13 @@ def _draw_line(ax: Any, series: Sequence[Series], label: str, color: str) -> tup
 def plot_panels(path: Path, panels: Sequence[PanelLike], ylabel: str,
                 xlabel: str = "rounds completed", *, ncols: int | None = None,
                 sharey: bool = False) -> Path:
-    """Write a figure of ``panels`` (a :class:`Panel` or a ``(title, lines)`` pair each)
-    to ``path`` (``.png`` or ``.svg``).
+    """Write :func:`panels_figure` to ``path`` (``.png`` or ``.svg``)."""
+    return _save(panels_figure(panels, ylabel, xlabel, ncols=ncols, sharey=sharey), path)
+
+
+def panels_figure(panels: Sequence[PanelLike], ylabel: str, xlabel: str = "rounds completed",
+                  *, ncols: int | None = None, sharey: bool = False) -> Any:
+    """A figure of ``panels`` (a :class:`Panel` or a ``(title, lines)`` pair each).
 
     Each label's mean over its seeds is drawn bold on the seeds' common grid. Under it,
     each seed is drawn thin when the label has at most 5 seeds or its seeds' last values
@@ -119,6 +125,8 @@ def plot_panels(path: Path, panels: Sequence[PanelLike], ylabel: str,
         lo, hi = min(lo, p_lo), max(hi, p_hi)
         if math.isfinite(p_lo) and not sharey:
             _limits(ax, p_lo, p_hi)
+        elif not math.isfinite(p_lo):  # nothing to draw: say so, not an empty ±0.05 axis
+            mark_empty(ax, "no values: none of its runs\nrecorded this column")
         ax.set_title(panel.title, fontsize=8)
         ax.set_xlabel(panel.xlabel or xlabel, fontsize=7)
         if i % ncols == 0:
@@ -130,7 +138,7 @@ def plot_panels(path: Path, panels: Sequence[PanelLike], ylabel: str,
     if sharey and math.isfinite(lo):
         for ax in axes:
             _limits(ax, lo, hi)
-    return _save(fig, path)
+    return fig
 
 
 def _limits(ax: Any, lo: float, hi: float) -> None:
@@ -140,14 +148,23 @@ def _limits(ax: Any, lo: float, hi: float) -> None:
 
 def plot_bars(path: Path, groups: Mapping[str, Mapping[str, Any]], ylabel: str,
               *, log: bool = False, title: str = "") -> Path:
+    """Write :func:`bars_figure` to ``path``."""
+    return _save(bars_figure(groups, ylabel, log=log, title=title), path)
+
+
+def bars_figure(groups: Mapping[str, Mapping[str, Any]], ylabel: str, *, log: bool = False,
+                title: str = "") -> Any:
     """Grouped bars: one group per key of ``groups`` (a setting), one bar per label in it
-    (a method) at the mean of its per-seed values (a sequence, or seed -> value), with the 95% t-interval as an error
-    bar and each seed as a dot; ``log`` draws the y axis on a log scale."""
+    (a method) at the mean of its per-seed values (a sequence, or seed -> value), with the
+    95% t-interval as an error bar and each seed as a dot; ``log`` draws the y axis on a
+    log scale, fitted to every positive bar and seed (a bar of 0 is marked "0")."""
     fig, _, _ = _figure(1, 1)
     fig.set_size_inches(max(PANEL_IN[0], 0.9 * len(groups) + 1.5), PANEL_IN[1] + 0.3)
     ax = fig.add_subplot(1, 1, 1)
     labels = list(dict.fromkeys(label for g in groups.values() for label in g))
     width = 0.8 / max(len(labels), 1)
+    shown: list[float] = []  # positive means, seeds and interval ends: what a log axis fits
+    zeros: list[float] = []  # x of the bars a log axis cannot draw (a mean <= 0)
     for j, label in enumerate(labels):
         for i, group in enumerate(groups.values()):
             found = group.get(label, ())
@@ -161,14 +178,26 @@ def plot_bars(path: Path, groups: Mapping[str, Mapping[str, Any]], ylabel: str,
                    label=label if i == 0 else None)
             ax.plot([x] * ci.n, [v for v in values if math.isfinite(v)], ".", color="k",
                     markersize=2)
+            ends = [ci.lo, ci.hi] if ci.n > 1 else []
+            shown += [v for v in [ci.mean, *values, *ends] if math.isfinite(v) and v > 0]
+            if ci.mean <= 0:
+                zeros.append(x)
     ax.set_xticks(range(len(groups)), list(groups), rotation=30, ha="right", fontsize=6)
-    if log:
+    if not ax.patches:
+        mark_empty(ax, "no values to draw")
+    elif log:
         ax.set_yscale("log")
+        if shown:  # every bar and seed inside the axis
+            ax.set_ylim(min(shown) / 3, max(shown) * 3)
+        for x in zeros:  # a bar of 0 has no height on a log axis: named at its place
+            ax.annotate("0", (x, 0), xycoords=("data", "axes fraction"), xytext=(0, 2),
+                        textcoords="offset points", ha="center", fontsize=6)
     ax.set_ylabel(ylabel, fontsize=7)
     ax.set_title(title, fontsize=8)
     ax.tick_params(labelsize=6)
-    ax.legend(fontsize=6)
-    return _save(fig, path)
+    if ax.patches:  # beside the bars, never over them
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    return fig
 
 
 def series(run: RunInfo, column: str) -> Series:

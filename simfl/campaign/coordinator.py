@@ -91,8 +91,8 @@ def sweep(scenario: Scenario | str, seeds: str | int | Iterable[int] | None = No
     if isinstance(scenario, str):
         source = str(resolve_scenario_path(scenario).resolve())
         scenario = load_scenario(scenario)
-    specs = expand(scenario, sweep_overrides(set), sweep_grid(grid), sweep_seeds(seeds),
-                   __version__)
+    overrides = sweep_overrides(set)
+    specs = expand(scenario, overrides, sweep_grid(grid), sweep_seeds(seeds), __version__)
     folder = Path(out) if out is not None else Path("runs") / f"{scenario.name}_sweep"
     if folder.exists() and not folder.is_dir():
         raise ConfigError("--out", str(folder), "a folder, or a path where one can be made "
@@ -107,7 +107,8 @@ def sweep(scenario: Scenario | str, seeds: str | int | Iterable[int] | None = No
             to_run = runs_to_do(index, folder, specs)  # checks the index first
             index.add_grid_keys([k for k in specs[0].params if k != "seed"] if specs else [])
             tasks = [RunTask(row.id, str(run_folder(folder, name)), row.scenario, command, source,
-                             tuple(sorted(named)), trust_code, str(folder))
+                             tuple(sorted(named)), trust_code, str(folder),
+                             given_values(overrides, row.params))
                      for row, name in to_run]
             ran, failed = execute(index, tasks, engine, jobs, scheduler,
                                   CampaignProgress(folder.name, len(tasks), quiet))
@@ -115,3 +116,10 @@ def sweep(scenario: Scenario | str, seeds: str | int | Iterable[int] | None = No
             index.close()
     return SweepReport(folder, len(specs), len(specs) - len(tasks), ran, failed,
                        time.perf_counter() - started_s)
+
+
+def given_values(overrides: list[tuple[str, Any]], params: dict[str, Any]) -> list[list[Any]]:
+    """What a campaign's run was given, for its provenance.json: the ``--set`` overrides,
+    then its grid values (the seed is its folder's own)."""
+    return [[key, value] for key, value in
+            [*overrides, *((k, v) for k, v in params.items() if k != "seed")]]

@@ -108,13 +108,71 @@ def short_keys(keys: Sequence[str]) -> dict[str, str]:
 
 
 def value_text(value: Any) -> str:
-    """A grid or ``--set`` value as a folder name shows it: text as is, else JSON."""
-    return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+    """A grid or ``--set`` value as a folder name shows it: text as is, a table by its
+    kind and fields (:func:`table_text`), anything else as JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return table_text(value)
+    return json.dumps(value, separators=(",", ":"))
 
 
-def folder_name(params: dict[str, Any], short: dict[str, str], id: str) -> str:
-    """A readable folder name: ``short_key=value,...,seed=N``, limited to FOLDER_CHARS."""
-    parts = [f"{short.get(k, k)}={value_text(v)}" for k, v in params.items() if k != "seed"]
+#: SI prefixes of :func:`number_text`, largest first
+SI_PREFIXES = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def number_text(value: float) -> str:
+    """A number in few characters, exactly: ``12e6`` -> ``12M``, ``2500`` -> ``2500``,
+    ``5e-05`` -> ``5e-05``, ``0.30000000000000004`` as itself (an SI prefix only where
+    it is exact and shorter)."""
+    plain = repr(float(value)) if isinstance(value, float) else str(value)
+    plain = plain[:-2] if plain.endswith(".0") else plain
+    for scale, prefix in SI_PREFIXES:
+        if scale <= abs(value) < 1e15:
+            mantissa = value / scale
+            if mantissa * scale == value:
+                text = repr(float(mantissa))
+                text = (text[:-2] if text.endswith(".0") else text) + prefix
+                if len(text) < len(plain):
+                    return text
+            break
+    return plain
+
+
+def table_text(table: dict[str, Any]) -> str:
+    """A table given as one value (``network.mac={"kind": "csma_ca", "phy_rate_bps":
+    12e6}``) as a folder name shows it: its kind, then each other field, joined by
+    ``_``: a number after its key's first word (``phy12M``), text as itself, a flag as
+    its key (``no_`` before it when false): ``csma_ca_phy12M``. Two fields whose keys
+    start with the same word are shown by their whole keys."""
+    fields = {k: v for k, v in table.items() if k != "kind"}
+    firsts = [str(k).split("_")[0] or str(k) for k in fields]
+    parts = [str(table["kind"])] if "kind" in table else []
+    for (key, value), first in zip(fields.items(), firsts):
+        short = first if firsts.count(first) == 1 else str(key)
+        if isinstance(value, bool):
+            parts.append(str(key) if value else f"no_{key}")
+        elif isinstance(value, (int, float)):
+            parts.append(f"{short}{number_text(value)}")
+        elif isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, dict):
+            parts.append(f"{short}-{table_text(value)}")
+        else:
+            parts.append(f"{short}-{json.dumps(value, separators=(',', ':'))}")
+    return "_".join(parts) or "{}"
+
+
+def folder_name(params: dict[str, Any], short: dict[str, str], id: str,
+                tables_as_json: bool = False) -> str:
+    """A readable folder name: ``short_key=value,...,seed=N``, limited to FOLDER_CHARS
+    (``tables_as_json``: a table value as JSON text, the names of earlier releases)."""
+    def text(value: Any) -> str:
+        if tables_as_json and isinstance(value, dict):
+            return json.dumps(value, separators=(",", ":"))
+        return value_text(value)
+
+    parts = [f"{short.get(k, k)}={text(v)}" for k, v in params.items() if k != "seed"]
     name = FOLDER_CHARS.sub("_", ",".join(parts + [f"seed={params['seed']}"]))
     if len(name) > MAX_FOLDER_CHARS:
         name = f"{name[:MAX_FOLDER_CHARS - 17]}@{id}"
@@ -134,7 +192,7 @@ def expand(base: Scenario, overrides: list[tuple[str, Any]], grid: list[tuple[st
     keys = [key for key, _ in grid]
     short = short_keys(keys)
     specs: dict[str, RunSpec] = {}
-    names: set[str] = set()
+    names: dict[str, dict[str, Any]] = {}
     for combination in itertools.product(*(v for _, v in grid)):
         point = dict(zip(keys, combination))
         for seed in seeds:
@@ -146,7 +204,16 @@ def expand(base: Scenario, overrides: list[tuple[str, Any]], grid: list[tuple[st
             params = {**point, "seed": seed}
             name = folder_name(params, short, id)
             if name in names:  # two values that read the same once sanitised
-                name = f"{name[:MAX_FOLDER_CHARS - 17]}@{id}"
-            names.add(name)
+                raise ConfigError("--grid", _differing(names[name], point), f"grid values "
+                                  f"that name distinct run folders (both name {name!r}: give "
+                                  f"the tables the same fields, or grid those fields as "
+                                  f"keys of their own)")
+            names[name] = point
             specs[id] = RunSpec(id, name, params, plain)
     return list(specs.values())
+
+
+def _differing(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """The grid values of two points where they differ, as ``KEY: A vs B``."""
+    keys = [k for k in a if a[k] != b.get(k)]
+    return "; ".join(f"{k}: {json.dumps(a[k])} vs {json.dumps(b.get(k))}" for k in keys)

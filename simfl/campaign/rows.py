@@ -46,12 +46,16 @@ class Row:
     attempts: int
 
 
-def built_folders(id: str, params: dict[str, Any]) -> tuple[str, str]:
-    """The folder names a run's id and grid values build: the readable one, and the one
-    ending in ``@id`` that two values reading the same once sanitised get."""
+def built_folders(id: str, params: dict[str, Any]) -> tuple[str, ...]:
+    """The folder names a run's id and grid values build: the readable one, the one
+    ending in ``@id`` that two values reading the same once sanitised got, and those
+    two with tables written as JSON (the names of earlier releases)."""
     keys = [k for k in params if k != "seed"]
-    name = folder_name(params, short_keys(keys), id)
-    return name, f"{name[:MAX_FOLDER_CHARS - 17]}@{id}"
+    names = []
+    for as_json in (False, True):
+        name = folder_name(params, short_keys(keys), id, tables_as_json=as_json)
+        names += [name, f"{name[:MAX_FOLDER_CHARS - 17]}@{id}"]
+    return tuple(dict.fromkeys(names))
 
 
 def agrees(folder: str, id: str, params: dict[str, Any]) -> bool:

@@ -33,6 +33,8 @@ class RunTask:
     named_code: tuple[str, ...] = ()  # the code the user's scenario and --set name
     trust_code: bool = False
     campaign: str | None = None  # the campaign folder (code is never loaded from it)
+    #: the ``[key, value]`` overrides and grid values this run was given
+    given: list[list[Any]] | None = None
 
 
 def one_line(err: BaseException) -> str:
@@ -69,7 +71,8 @@ def execute_run(task: RunTask) -> dict[str, Any]:
             result = (_resumed(Path(task.folder), scenario, task)
                       or run_scenario(scenario, Path(task.folder), None, threads=RUN_THREADS))
         write_provenance(result.out_dir, task.command, started_at,
-                         Path(task.source) if task.source else None)
+                         Path(task.source) if task.source else None,
+                         None if task.given is None else [(k, v) for k, v in task.given])
         return {"id": task.id, "ok": True, "folder": str(result.out_dir),
                 "summary": result.summary, "wall_time_s": time.perf_counter() - started_s,
                 "error": None}

@@ -75,5 +75,17 @@ def cmd_list(args: argparse.Namespace) -> int:
             paper = f"  [{entry.paper}]" if entry.paper else ""
             plugin = (f"(plug-in: {entry.obj.__module__}) " if entry.plugin
                       else "(plug-in implementation) " if is_plugged(entry.obj) else "")
-            print(f"  {entry.name:<{width}} {plugin}{entry.summary}{paper}")
+            print(f"  {entry.name:<{width}} {plugin}{_summary(entry)}{paper}")
     return 0
+
+
+def _summary(entry: object) -> str:
+    """A kind's one-line description: the first line of its docstring, or its whole first
+    paragraph where that line stops mid-sentence."""
+    from simfl.core.config.reference import description
+
+    summary = str(getattr(entry, "summary", ""))
+    obj = getattr(entry, "obj", None)
+    if summary.rstrip().endswith((".", "!", "?", ")")) or not isinstance(obj, type):
+        return summary
+    return description(obj) or summary

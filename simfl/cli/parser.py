@@ -37,8 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="simulate a scenario and write its run directory")
     scenario_args(run)
-    run.add_argument("--seed", type=int, help="root random seed (overrides the scenario's)")
-    run.add_argument("--out", help="run directory (default runs/NAME_seedN, with the --set "
+    run.add_argument("--seed", type=int, metavar="N", help="root random seed (overrides the scenario's)")
+    run.add_argument("--out", metavar="DIR", help="run directory (default runs/NAME_seedN, with the --set "
                      "values between: runs/NAME_key=value_seedN; never overwritten)")
     run.add_argument("--name", metavar="RUN_NAME", help="run directory runs/RUN_NAME instead "
                      "(a plain folder name)")
@@ -65,9 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     sweeper.add_argument("--grid", action="append", metavar="KEY=V1,V2",
                          help="a dotted scenario key and its values; several --grid give "
                          "every combination")
-    sweeper.add_argument("--out", help="campaign folder (default runs/NAME_sweep)")
+    sweeper.add_argument("--out", metavar="DIR", help="campaign folder (default runs/NAME_sweep)")
     trust_arg(sweeper, "the campaign folder")
-    sweeper.add_argument("--jobs", type=int, default=1,
+    sweeper.add_argument("--jobs", type=int, default=1, metavar="N",
                          help="runs at once (default 1: one after the other, in this process)")
     sweeper.add_argument("--engine", choices=("local", "dask"), default="local",
                          help="local process pool (default) or Dask distributed")
@@ -97,16 +97,19 @@ def build_parser() -> argparse.ArgumentParser:
         "(their mean) with a band"))
     plot.add_argument("dirs", nargs="+", metavar="DIR",
                       help="a run folder, or a folder searched for run folders (a campaign)")
-    plot.add_argument("--metric", default="accuracy",
+    plot.add_argument("--metric", default="accuracy", metavar="COLUMN",
                       help="a column of evals.csv (accuracy, loss...) or rounds.csv (energy_j...)")
     plot.add_argument("--x", choices=("time", "round"), default="time")
     plot.add_argument("--unit", choices=("s", "min", "h", "days"),
                       help="time unit (default: s, min, h or days, from the longest line)")
     plot.add_argument("--band", choices=("ci", "minmax", "none"), default="ci",
                       help="over seeds: 95%% CI of the mean (default), min-max, or none")
-    plot.add_argument("--label", action="append", metavar="TEXT",
-                      help="legend label, one per line in order (default: what differs)")
-    plot.add_argument("--target", type=float, help="dashed target line (default: "
+    plot.add_argument("--label", action="extend", nargs="+", metavar="TEXT",
+                      help="legend labels: LINE=TEXT (LINE: a run folder or a line's "
+                      "automatic label), or plain texts bound to the DIRs in the order given, "
+                      "one per line or per DIR; several after one --label or repeated "
+                      "(default: what differs)")
+    plot.add_argument("--target", type=float, metavar="Y", help="dashed target line (default: "
                       "run.target_accuracy when plotting accuracy)")
     plot.add_argument("--out", metavar="FILE.png", help="default METRIC_vs_X.png here")
     plot.add_argument("--force", action="store_true", help="overwrite an existing FILE.png")

@@ -70,8 +70,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     scenario = _scenario_from_args(args)
     from simfl.experiment import run_scenario
 
-    out = run_out_dir(args.out, args.name, scenario.name,
-                      [parse_override(text) for text in args.set or []], scenario.seed)
+    given = [parse_override(text) for text in args.set or []]
+    out = run_out_dir(args.out, args.name, scenario.name, given, scenario.seed)
     bar = None if args.quiet else Progress(scenario)
     try:
         result = run_scenario(scenario, out, bar)
@@ -79,7 +79,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if bar:
             bar.close()
     write_provenance(result.out_dir, ["simfl", *args.argv], started_at,
-                     resolve_scenario_path(args.scenario).resolve())
+                     resolve_scenario_path(args.scenario).resolve(), given)
     return _report("run", result)
 
 

@@ -7,8 +7,12 @@ key except ``seed`` and ``name`` has the same value. Lines keep the order in whi
 first run appears.
 
 Labels. A line is named by the keys that differ between lines, each by its last part
-(``deadline_s=6``, ``mac=tdma`` for ``network.mac.kind``); where more than a few keys
-differ (two different scenarios side by side), by its runs' folder instead.
+(``deadline_s=6``, ``mac=tdma`` for ``network.mac.kind``). Where every run records the
+values it was given (``--set``, grid values: :mod:`simfl.metrics.given_values`), only
+given keys are named, so a kind given with a few fields (``mac=csma_ca,
+phy_rate_bps=1.2e+07`` against ``mac=slotted_aloha``) is not followed by every default
+that differs only because the kinds differ. Where more than a few keys differ (two
+different scenarios side by side), a line is named by its runs' folder instead.
 """
 
 from __future__ import annotations
@@ -122,10 +126,13 @@ def group_labels(groups: Sequence[Sequence[Run]], max_keys: int = MAX_LABEL_KEYS
     """
     params = [group[0].params for group in groups]
     names = [str(group[0].scenario.get("name", group[0].path.name)) for group in groups]
-    keys = label_keys(params)
     if len(groups) == 1:
         return [", ".join(dict.fromkeys(str(r.scenario.get("name", r.path.name))
                                         for r in groups[0]))]
+    given = given_labels(groups, names, max_keys)
+    if given is not None:
+        return given
+    keys = label_keys(params)
     if not keys or len(keys) > max_keys:
         return folder_labels(groups)
     short = short_keys(keys)
@@ -136,6 +143,39 @@ def group_labels(groups: Sequence[Sequence[Run]], max_keys: int = MAX_LABEL_KEYS
             items.insert(0, name)
         labels.append(", ".join(items) or "defaults")
     return labels if len(set(labels)) == len(labels) else folder_labels(groups)
+
+
+def given_labels(groups: Sequence[Sequence[Run]], names: Sequence[str],
+                 max_keys: int = MAX_LABEL_KEYS) -> list[str] | None:
+    """Labels from the keys whose given values differ between groups, or None where a
+    run does not record its given values, no given key differs, more than twice
+    ``max_keys`` differ, or the labels would not tell the groups apart.
+
+    The keys are those given to any group; their values are the resolved ones (``5`` and
+    ``5.0`` given are one value; a key a later kind switch removed is not shown). A group
+    shows a key it was given; one it was not given only when no kind above it differs
+    between groups (a default that comes with another kind is not a choice).
+    """
+    givens = [group[0].given for group in groups]
+    if any(run.given is None for group in groups for run in group):
+        return None
+    params = [group[0].params for group in groups]
+    union = [k for g in givens if g is not None for k in g]
+    values = [{k: p[k] for k in union if k in p} for p in params]
+    keys = differing_keys(values)
+    if not keys or len(keys) > 2 * max_keys:
+        return None
+    kinds = [k[: -len("kind")] for k in keys if k == "kind" or k.endswith(".kind")]
+    short = short_keys(keys)
+    labels = []
+    for name, g, v in zip(names, givens, values):
+        assert g is not None
+        items = [f"{short[k]}={format_value(v[k])}" for k in keys if k in g or (
+            k in v and not any(k.startswith(p) and k != p + "kind" for p in kinds))]
+        if len(set(names)) > 1:
+            items.insert(0, name)
+        labels.append(", ".join(items) or "defaults")
+    return labels if len(set(labels)) == len(labels) else None
 
 
 #: a seed in a folder's name (``quickstart_seed2``, ``p=0.1_seed5``), left out of labels

@@ -11,9 +11,11 @@ from typing import Callable, Sequence
 
 from simfl.core.errors import ConfigError, OutputError
 from simfl.metrics.curves import BANDS, X_AXES, build_lines
+from simfl.metrics.grouping import group_by_seed, group_labels
+from simfl.metrics.label_binding import bind_labels
 from simfl.metrics.plot_style import (TIME_UNITS_S, legend_title, line_styles, marks,
                                       seed_display, time_unit)
-from simfl.metrics.run_folders import find_runs, metric_table, read_run
+from simfl.metrics.run_folders import find_runs_per_path, metric_table, read_run
 
 #: characters per line of a legend label (longer ones wrap)
 LABEL_WIDTH = 60
@@ -49,7 +51,8 @@ def make_figure(paths: Sequence[Path], metric: str = "accuracy", x: str = "time"
         ``"ci"`` (95% t-interval of the mean over seeds), ``"minmax"`` or ``"none"``;
         a line of fewer than three seeds draws each seed thinly instead of a band.
     labels:
-        Legend labels, one per line in order; default: the parameters that differ.
+        Legend labels: ``LINE=TEXT`` each, or plain texts bound to ``paths`` in order
+        (see :mod:`simfl.metrics.label_binding`); default: the parameters that differ.
     target:
         A dashed horizontal line; default the runs' ``run.target_accuracy`` when the
         metric is accuracy.
@@ -76,7 +79,8 @@ def make_figure(paths: Sequence[Path], metric: str = "accuracy", x: str = "time"
         raise ConfigError("--target", target, "a finite number")
     if unit is not None and unit not in TIME_UNITS_S:
         raise ConfigError("--unit", unit, " or ".join(TIME_UNITS_S))
-    run_dirs, unfinished = find_runs(paths)
+    per_path, unfinished = find_runs_per_path(paths)
+    run_dirs = [run for runs in per_path for run in runs]
     if unfinished and warn:
         names = ", ".join(str(p) for p in unfinished[:3]) + (" ..." if len(unfinished) > 3 else "")
         warn(f"left out {len(unfinished)} unfinished run(s) (no summary.json): {names}")
@@ -84,6 +88,10 @@ def make_figure(paths: Sequence[Path], metric: str = "accuracy", x: str = "time"
         raise ConfigError("DIR", [str(p) for p in paths], "at least one finished run folder")
     runs = [read_run(p) for p in run_dirs]
     table = metric_table(runs[0].path, metric)
+    if labels:
+        groups = group_by_seed(runs)
+        labels = bind_labels([str(p) for p in paths], per_path, groups, group_labels(groups),
+                             labels)
     lines = build_lines(runs, metric, x, band, labels)
 
     scale = 1.0

@@ -32,11 +32,14 @@ MAX_ABS_VALUE = 1e100
 
 @dataclass(frozen=True)
 class Run:
-    """One run folder: its path, its scenario tree and its seed."""
+    """One run folder: its path, its scenario tree, its seed, and the values it was given
+    (flattened; None where its folder does not record them, see
+    :mod:`simfl.metrics.given_values`)."""
 
     path: Path
     scenario: dict[str, Any]
     seed: Any
+    given: dict[str, Any] | None = None
 
     @property
     def params(self) -> dict[str, Any]:
@@ -75,20 +78,27 @@ def find_runs(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
     ``seed10``); a run found this way that has no ``summary.json`` yet (still running,
     or crashed) is left out and returned in the second list.
     """
-    found: list[Path] = []
+    per_path, unfinished = find_runs_per_path(paths)
+    return [run for runs in per_path for run in runs], unfinished
+
+
+def find_runs_per_path(paths: Iterable[Path]) -> tuple[list[list[Path]], list[Path]]:
+    """:func:`find_runs` with the run folders of each path apart (a list per path)."""
+    found: list[list[Path]] = []
     unfinished: list[Path] = []
     for path in paths:
         path = Path(path)
         if not path.is_dir():
             raise SimflError(f"not a run folder or a folder of runs: {path}")
         if is_run_folder(path):
-            found.append(path)
+            found.append([path])
             continue
         below = list(_walk(path))
         if not below:
             raise SimflError(f"no run folder (a folder with config.json) in {path}")
+        found.append([])
         for run_dir in below:
-            (found if (run_dir / "summary.json").is_file() else unfinished).append(run_dir)
+            (found[-1] if (run_dir / "summary.json").is_file() else unfinished).append(run_dir)
     return found, unfinished
 
 
@@ -123,7 +133,10 @@ def read_run(path: Path) -> Run:
     except (ValueError, KeyError, TypeError):
         raise SimflError(f"{config_file} is not a simfl config.json (no scenario object; "
                          f"an unfinished run?)") from None
-    return Run(Path(path), scenario, config.get("seed", scenario.get("seed")))
+    from simfl.metrics.given_values import read_given
+
+    return Run(Path(path), scenario, config.get("seed", scenario.get("seed")),
+               read_given(Path(path), flatten(scenario)))
 
 
 def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:

@@ -245,7 +245,24 @@ def provenance(command: Sequence[str], started_at: float, source: Path | None) -
 
 
 def write_provenance(out_dir: Path, command: Sequence[str], started_at: float,
-                     source: Path | None = None) -> None:
+                     source: Path | None = None,
+                     given: Sequence[tuple[str, Any]] | None = None) -> None:
     """Write ``provenance.json`` in a run folder (never part of ``config.json``, which
-    stays byte-stable between identical runs)."""
-    write_json(Path(out_dir) / "provenance.json", provenance(command, started_at, source))
+    stays byte-stable between identical runs).
+
+    ``given``: the ``(key, value)`` overrides the run was given (``--set``, a campaign's
+    grid values), recorded as ``given`` for the legends of ``simfl plot``; None keeps
+    the ``given`` of the folder's earlier provenance.json (a resumed run), if any.
+    """
+    path = Path(out_dir) / "provenance.json"
+    record = provenance(command, started_at, source)
+    if given is not None:
+        record["given"] = [[str(key), value] for key, value in given]
+    else:
+        try:
+            earlier = json.loads(path.read_text(encoding="utf-8"))
+            if isinstance(earlier, dict) and isinstance(earlier.get("given"), list):
+                record["given"] = earlier["given"]
+        except (OSError, ValueError, RecursionError):
+            pass
+    write_json(path, record)

@@ -28,14 +28,18 @@ def mean_band(values: Sequence[float]) -> tuple[float, float]:
     return mean, t_quantile_975(n - 1) * sd / math.sqrt(n)
 
 
-def plot_seed_means(ax: Any, points: dict[float, list[float]], style: str, label: str) -> None:
+def plot_seed_means(ax: Any, points: dict[float, list[float]], style: str,
+                    label: str) -> list[float]:
     """Draw one line on the matplotlib axes ``ax``: at each x of ``points`` (x -> the
     seeds' values; an x without values is skipped) the mean, a 95 % t-band where there
-    are at least :data:`MIN_BAND_SEEDS` values, and each value as a cross where fewer."""
+    are at least :data:`MIN_BAND_SEEDS` values, and each value as a cross where fewer.
+    Returns the x's skipped, for a note that says why (:func:`note_missing`)."""
     xs, means, halves, few = [], [], [], []
+    skipped = []
     for x in sorted(points):
         values = points[x]
         if not values:
+            skipped.append(x)
             continue
         mean, half = mean_band(values)
         xs.append(x)
@@ -49,3 +53,22 @@ def plot_seed_means(ax: Any, points: dict[float, list[float]], style: str, label
                     color=line.get_color(), alpha=0.15, linewidth=0)
     if few:
         ax.plot(*zip(*few), "x", color=line.get_color(), markersize=5)
+    return skipped
+
+
+def note_missing(ax: Any, lines: Sequence[str]) -> None:
+    """Say inside the panel ``ax`` which points are missing and why (small text in a
+    box at its lower right), so the figure stands without its caption."""
+    if lines:
+        ax.text(0.98, 0.03, "\n".join(lines), transform=ax.transAxes, ha="right",
+                va="bottom", fontsize=7, color="0.25",
+                bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": "0.7",
+                      "alpha": 0.9})
+
+
+def mark_empty(ax: Any, text: str) -> None:
+    """A panel with nothing to draw: ``text`` in its middle instead of an empty axis with
+    a meaningless scale."""
+    ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=9,
+            color="0.3", wrap=True)
+    ax.set_yticks([])

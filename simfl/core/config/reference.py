@@ -28,15 +28,32 @@ PAGE = Path("docs") / "reference.md"
 COMMAND = "python -m simfl.core.config.reference --write"
 
 #: units read from the end of a field's name, longest first
-_UNITS = (("_j_per_bit", "J/bit"), ("_per_s", "1/s"), ("_bps", "bit/s"), ("_bytes", "bytes"),
-          ("_hour", "h"), ("_db", "dB"), ("_h", "h"), ("_hz", "Hz"), ("_s", "s"), ("_j", "J"),
-          ("_w", "W"), ("_m", "m"))
+_UNITS = (("_j_per_bit", "J/bit"), ("_per_m2", "1/m²"), ("_per_s", "1/s"), ("_bps", "bit/s"),
+          ("_bytes", "bytes"), ("_bits", "bits"), ("_hour", "h"), ("_dbm", "dBm"),
+          ("_db", "dB"), ("_mps", "m/s"), ("_h", "h"), ("_hz", "Hz"), ("_s", "s"),
+          ("_j", "J"), ("_w", "W"), ("_m", "m"))
+#: units of physical fields whose names do not end in one
+_NAMED_UNITS = {"Compute.cycles_per_sample": "CPU cycles per sample",
+                "Compute.kappa": "J/(cycle·Hz²) (effective capacitance)",
+                "AirComp.power": "relative (1: the clients' tx_power_dbm)",
+                "AirComp.noise_var": "relative (1: the band's thermal noise)",
+                "FedCS.deadline_fraction": "fraction of server.deadline_s"}
 _PROBES: dict[Any, tuple[Any, ...]] = {int: (-1, 2**62), float: (-1.0, 1e300)}
 
 
-def unit(name: str) -> str:
-    """The unit a field's name ends in (``deadline_s``: s), or an empty string."""
-    return next((u for suffix, u in _UNITS if name.endswith(suffix)), "")
+def unit(name: str, owner: str = "") -> str:
+    """The unit a field's name ends in (``deadline_s``: s), or that a physical field
+    without one is measured in (``Compute.kappa``: its class's name, a dot and its
+    own), or an empty string."""
+    return _NAMED_UNITS.get(f"{owner}.{name}") or next(
+        (u for suffix, u in _UNITS if name.endswith(suffix)), "")
+
+
+def description(cls: type) -> str:
+    """The first paragraph of a class's docstring on one line (a description that runs
+    over several lines is kept whole, never cut at the end of its first line)."""
+    doc = (cls.__doc__ or "").strip()
+    return " ".join(doc.split("\n\n")[0].split())
 
 
 def _options(tp: Any) -> tuple[Any, ...]:
@@ -65,12 +82,33 @@ def type_text(tp: Any) -> str:
 
 def _value_text(value: Any) -> str:
     if isinstance(value, Choice):
-        return f"`{value.kind}`"
+        changed = _changed(value)
+        return f"`{value.kind}`" + (f" ({', '.join(changed)})" if changed else "")
     if isinstance(value, Node):
         return "(section)"
     if isinstance(value, tuple):  # a list of sections (a hierarchy's backhaul) as tables
         value = [v.to_dict() if isinstance(v, Node) else v for v in value]
     return f"`{json.dumps(value)}`"
+
+
+def _changed(value: Node) -> list[str]:
+    """The fields of a default section that differ from its kind's own defaults, as
+    ``key = value`` (the downlink's ``rate.rate_bps`` when its default is not the rate's),
+    so that a default is shown as it is, not as the kind alone would make it."""
+    try:
+        own = type(value)().to_dict()
+    except Exception:
+        return []
+
+    def leaves(tree: Any, prefix: str = "") -> dict[str, Any]:
+        if isinstance(tree, dict):
+            return {k: v for key, sub in tree.items() for k, v in
+                    leaves(sub, f"{prefix}{key}.").items()}
+        return {prefix[:-1]: tree}
+
+    mine, theirs = leaves(value.to_dict()), leaves(own)
+    return [f"`{k}` = `{json.dumps(v)}`" for k, v in mine.items()
+            if k not in theirs or theirs[k] != v]
 
 
 def allowed(cls: type[Node], name: str, tp: Any) -> str:
@@ -108,7 +146,8 @@ def _rows(cls: type[Node]) -> list[str]:
         else:
             default = "(required)"
         text = allowed(cls, f.name, tp).replace("|", "\\|")
-        rows.append(f"| `{f.name}` | {type_text(tp)} | {default} | {unit(f.name)} | {text} |")
+        rows.append(f"| `{f.name}` | {type_text(tp)} | {default} | "
+                    f"{unit(f.name, cls.__name__)} | {text} |")
     return rows
 
 
@@ -124,7 +163,11 @@ def _own(cls: type) -> bool:
 
 
 def _walk(cls: type[Node], path: str, sections: dict[type[Node], list[str]],
-          points: dict[type[Choice], list[str]]) -> None:
+          points: dict[type[Choice], list[str]], within: tuple[type, ...] = ()) -> None:
+    """Record where each section and extension point is found below ``cls`` at ``path``:
+    every path once (two kinds of one point that share a field add it once), and each
+    place walked in full (``network.downlink``'s fields as well as ``network.uplink``'s);
+    a class already being walked above is not entered again."""
     for name, tp in field_types(cls).items():
         for option in _options(tp):
             if typing.get_origin(option) is tuple:  # a list of sections: each one's fields
@@ -133,17 +176,19 @@ def _walk(cls: type[Node], path: str, sections: dict[type[Node], list[str]],
                 continue
             where = f"{path}.{name}" if path else name
             if issubclass(option, Choice):
-                seen = option in points
-                points.setdefault(option, []).append(where)
-                if not seen:
-                    for entry in option._registry:
-                        if _own(entry.obj):
-                            _walk(entry.obj, where, sections, points)
+                found = points.setdefault(option, [])
+                if where in found or option in within:
+                    continue
+                found.append(where)
+                for entry in option._registry:
+                    if _own(entry.obj):
+                        _walk(entry.obj, where, sections, points, (*within, option))
             else:
-                seen = option in sections
-                sections.setdefault(option, []).append(where)
-                if not seen:
-                    _walk(option, where, sections, points)
+                found = sections.setdefault(option, [])
+                if where in found or option in within:
+                    continue
+                found.append(where)
+                _walk(option, where, sections, points, (*within, option))
 
 
 def reference() -> str:
@@ -172,8 +217,8 @@ def reference() -> str:
         for entry in base._registry:
             if not _own(entry.obj):
                 continue
-            summary = f" {entry.summary}" if entry.summary else ""
-            out += [f"#### {point}: `{entry.name}`", "", f"{summary.strip()}", "",
+            text = description(entry.obj)
+            out += [f"#### {point}: `{entry.name}`", "", *([text, ""] if text else []),
                     *_table(entry.obj), ""]
     return "\n".join(line.rstrip() for line in out).rstrip() + "\n"
 

@@ -17,10 +17,11 @@ import numpy as np
 import simpy
 
 from simfl.core.config.mac import MacCapabilities
-from simfl.core.config.network import Mac
+from simfl.core.config.network import IdealMac, Mac
 from simfl.core.errors import ConfigError
 from simfl.core.air_slot import AirSlot
 from simfl.core.records import MacSlots
+from simfl.core.registry import implements
 from simfl.core.rng import RngTree
 from simfl.sim.links.channel import Bursts
 from simfl.sim.mac.protocol import (LOST_ON_LINK, Log, OnTransmit, SlotContention, Transmission,
@@ -155,3 +156,6 @@ class IdealAccess(MacBase):
     def share(self, client: int, t_s: float, airtime_s: float) -> tuple[float, Bursts]:
         """The attempt takes its airtime, the radio on for all of it."""
         return airtime_s, radio_at_end(airtime_s, airtime_s)
+
+
+implements(IdealMac, IdealAccess)  # the kind's access model (simfl.sim.mac.kinds builds it)

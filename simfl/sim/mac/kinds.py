@@ -1,5 +1,9 @@
 """Medium access on the uplink: the kinds, and the builder that picks one from its config.
 
+Each MAC module names its kind's access model with :func:`simfl.core.registry.implements`
+beside its code; importing this module imports every module of the package, so a MAC
+added inside simfl needs its config, its module and its tests, and no line here.
+
 One module per concept: :mod:`simfl.sim.mac.access` (what a round asks its MAC; the ideal
 MAC), :mod:`simfl.sim.mac.tdma` (time division), :mod:`simfl.sim.mac.aloha.contention` (slotted ALOHA
 contention, with its statistics in :mod:`simfl.sim.mac.aloha.tally` and its serialised data
@@ -10,11 +14,13 @@ forwards uploads), :mod:`simfl.sim.mac.ofdma` (a band shared by the active uploa
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 import simpy
 
-from simfl.core.config.network import (CsmaCaMac, IdealMac, Mac, OfdmaMac, RelayMac,
-                                       SlottedAlohaMac, TdmaMac)
-from simfl.core.registry import implementation_of, implements
+from simfl.core.config.network import CsmaCaMac, Mac
+from simfl.core.registry import implementation_of
 from simfl.core.rng import RngTree
 from simfl.sim.mac.access import IdealAccess, per_client
 from simfl.sim.mac.protocol import MediumAccess, OnTransmit
@@ -30,14 +36,11 @@ __all__ = ["CsmaCa", "IdealAccess", "OfdmaAccess", "OnTransmit", "Relay", "Slott
            "TdmaAccess", "aloha_heard", "build_mac", "per_client", "relay_draw",
            "tdma_finish_s"]
 
-# each MAC kind's access model, built as ``cls(cfg, env, rngs, n_clients, on_transmit)``
-# (``simfl.register`` adds more)
-implements(IdealMac, IdealAccess)
-implements(TdmaMac, TdmaAccess)
-implements(SlottedAlohaMac, SlottedAloha)
-implements(RelayMac, Relay)
-implements(OfdmaMac, OfdmaAccess)
-implements(CsmaCaMac, CsmaCa)
+# every MAC module, imported: each names its kind's access model, built as
+# ``cls(cfg, env, rngs, n_clients, on_transmit)`` (``simfl.register`` adds more)
+_PACKAGE = importlib.import_module("simfl.sim.mac")
+for _module in pkgutil.walk_packages(_PACKAGE.__path__, "simfl.sim.mac."):
+    importlib.import_module(_module.name)
 
 
 def build_mac(cfg: Mac, env: simpy.Environment, rngs: RngTree, n_clients: int,

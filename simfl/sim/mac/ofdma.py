@@ -27,6 +27,7 @@ import simpy
 
 from simfl.core.config.network import OfdmaMac
 from simfl.core.records import EventKind
+from simfl.core.registry import implements
 from simfl.sim.links.channel import Bursts
 from simfl.sim.mac.access import MacBase, radio_at_end
 from simfl.sim.mac.protocol import LOST_ON_LINK, Transmission, Uplink
@@ -200,3 +201,6 @@ class OfdmaAccess(MacBase):
                 for event in cell.drop(gone):
                     event.succeed(True)
         self._reschedule(*changed)
+
+
+implements(OfdmaMac, OfdmaAccess)  # the kind's access model (simfl.sim.mac.kinds builds it)

@@ -10,6 +10,7 @@ import simpy
 from simfl.core.config.network import RelayMac
 from simfl.core.rng import RngTree
 from simfl.core.records import MissingReason
+from simfl.core.registry import implements
 from simfl.sim.links.channel import Bursts
 from simfl.sim.mac.access import MacBase, per_client, radio_at_end
 from simfl.sim.mac.protocol import LOST_ON_LINK, OnTransmit, Transmission, Uplink
@@ -115,3 +116,6 @@ def aloha_heard(p: np.ndarray, slots: int, rng: np.random.Generator) -> np.ndarr
     gaps = rng.geometric(success).astype(float)
     heard[unsure[order[np.cumsum(gaps) <= left]]] = True
     return heard
+
+
+implements(RelayMac, Relay)  # the kind's access model (simfl.sim.mac.kinds builds it)

@@ -8,6 +8,7 @@ import math
 import numpy as np
 
 from simfl.core.config.network import TdmaMac
+from simfl.core.registry import implements
 from simfl.sim.links.channel import Bursts
 from simfl.sim.mac.access import GRID_EPS, MacBase
 from simfl.sim.mac.protocol import LOST_ON_LINK, Transmission, Uplink
@@ -95,3 +96,6 @@ def tdma_bursts(ready_s: float, airtime_s: float, rank: int, n_slots: int,
         start_s = (k + m) * frame_s + offset_s - ready_s
         pieces.append((start_s, start_s + (slot_s if m < more else rest_s - (more - 1) * slot_s)))
     return tuple(pieces)
+
+
+implements(TdmaMac, TdmaAccess)  # the kind's access model (simfl.sim.mac.kinds builds it)

@@ -25,6 +25,7 @@ import simpy
 from simfl.core.config.mac import OFF_CLOCK
 from simfl.core.config.network import SlottedAlohaMac
 from simfl.core.records import MacSlots
+from simfl.core.registry import implements
 from simfl.core.rng import RngTree
 from simfl.sim.clock import call_at
 from simfl.sim.links.channel import Bursts
@@ -223,3 +224,6 @@ class SlottedAloha(MacBase):
             else:
                 assert self.driver is not None
                 self.driver.decide(client, client in granted)
+
+
+implements(SlottedAlohaMac, SlottedAloha)  # the kind's access model (simfl.sim.mac.kinds builds it)

@@ -36,6 +36,7 @@ import simpy
 from simfl.core.config.csma import CsmaCaMac
 from simfl.core.config.rate import FixedRate
 from simfl.core.records import MacSlots
+from simfl.core.registry import implements
 from simfl.core.rng import RngTree
 from simfl.sim.energy.infinite import InfiniteEnergy
 from simfl.sim.energy.source import EnergyMeter
@@ -248,3 +249,6 @@ class CsmaCa(MacBase):
         for client in ended.dropped:
             self._waiting.pop(client).succeed(False)
         self._schedule()
+
+
+implements(CsmaCaMac, CsmaCa)  # the kind's access model (simfl.sim.mac.kinds builds it)

@@ -278,6 +278,11 @@ class OfdmaMac(Mac):
     downloads (whole blocks with ``resource_blocks``); a download on a fraction f of the
     band gets f times its link's full-band rate (the access point spreads its power over
     the band). ``private``: each download has a link of its own, as without ``ofdma``.
+    ``interference``: ``none`` (the default) lets every cell reuse the band unheard by the
+    others; ``average`` (needs ``network.radio``) raises each cell's uplink noise floor by
+    the uploads active at the same time in the other cells, each spreading its received
+    power over the whole band (frequency reuse 1): an upload of client k sees
+    ``a_k / (1 + I/N0)`` where ``I`` is the interference density at its access point.
     """
 
     kind = "ofdma"
@@ -289,6 +294,13 @@ class OfdmaMac(Mac):
     resource_blocks: int | None = None
     pf_time_constant_s: float = 1.0
     downlink: Literal["shared", "private"] = "shared"
+    interference: Literal["none", "average"] = "none"
+
+    def check_in(self, network: Network) -> None:
+        require(self.interference == "none" or network.radio is not None,
+                "mac.interference", self.interference,
+                "none without network.radio (interference needs the gains toward every "
+                "access point)")
 
     def validate(self) -> None:
         blocks = self.resource_blocks

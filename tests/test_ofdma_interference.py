@@ -117,3 +117,34 @@ def test_interference_needs_a_radio(capsys):
                      "--set", "network.mac.interference=average"])
     err = capsys.readouterr().err
     assert code == 2 and "network.radio" in err and len(err.strip().splitlines()) == 1
+
+
+def test_reuse_3_gives_each_sector_a_third_and_only_its_own_third_interferes():
+    """APs 0, 1, 2: the three sectors of a site; AP 3: sector 0 of the next site. A 3 MHz
+    band with noise 3e-12 W (N0 = 1e-18 W/Hz): each cell has 1 MHz. Clients 0 (AP 0) and
+    1 (AP 3) share the third 0 and hear each other as in the two-cell case: SINR 1 and 3
+    on 1 MHz, done at 7.5 s and 5 s. Client 2 (AP 1, SNR 3 on its third) is received at
+    1e-9 W by APs 0 and 3 and hears them as loudly, yet its third is its own: 2 Mb/s,
+    done at 5 s.
+    """
+    radio = radio_map([3e-12, 6e-12, 3e-12], ap=[0, 3, 1], noise_w=3e-12, bandwidth_hz=3e6,
+                      ap_xy_m=((0.0, 0.0),) * 3 + ((500.0, 0.0),))
+    cross = {**CROSS_DB, (0, 3): -90.0, (1, 0): CROSS_DB[(1, 0)], (2, 0): -60.0,
+             (2, 3): -60.0, (0, 1): -60.0, (1, 1): -60.0}
+
+    def toward(ap, x_m, y_m, clients):
+        return np.array([cross.get((int(c), ap), np.nan) for c in clients])
+
+    air = Air(radio_map=dataclasses.replace(radio, gains_toward=toward))
+    got = arrivals(band_sim([0.0] * 3, OfdmaMac(interference="average", reuse=3),
+                            air=air).run_round(0, everyone))
+    assert got[0] == pytest.approx(7.5, abs=1e-9)
+    assert got[1] == pytest.approx(5.0, abs=1e-9)
+    assert got[2] == pytest.approx(5.0, abs=1e-9)
+
+
+def test_reuse_3_needs_three_sectors(capsys):
+    code = cli_main(["validate", "quickstart", "--set", "network.mac.kind=ofdma",
+                     "--set", "network.mac.reuse=3"])
+    err = capsys.readouterr().err
+    assert code == 2 and "reuse" in err and "sectors" in err and len(err.strip().splitlines()) == 1

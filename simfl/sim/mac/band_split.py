@@ -60,6 +60,8 @@ class BandSplit:
             self.band_hz = float(radio.bandwidth_hz)
             self.a_hz = np.asarray(radio.rx_power_w(), dtype=float) / (radio.noise_w
                                                                        / self.band_hz)
+            if cfg.reuse != 1:  # each cell has its third of the band
+                self.band_hz /= cfg.reuse
 
     def new_round(self) -> None:
         self.needs_plan = self.cfg.scheduler == "min_latency"

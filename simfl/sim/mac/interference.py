@@ -11,7 +11,9 @@ in place of its ``a_i = P_i g_i / N0``, with
 over the uploads j active in the other cells (``g`` in dB; ``a_j / 10^(g_j/10)`` is
 ``P_j / N0``, so a round policy's transmit powers carry over). The noise rise of every
 cell changes whenever an upload starts or ends in any cell; the band then recomputes
-every cell's rates.
+every cell's rates. With frequency reuse 3 (three sectors per site, listed site by
+site) sector s of every site uses the third s of the band: only the uploads of cells
+with the same index modulo 3 interfere, and ``B`` is the third.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ class CellInterference:
     """The noise rise ``1 + I_c/N0`` of each cell from the uploads of the others, with
     the gains toward each access point read once per client and round."""
 
-    def __init__(self, radio: RadioMap) -> None:
-        self.radio = radio
+    def __init__(self, radio: RadioMap, reuse: int = 1) -> None:
+        self.radio, self.reuse = radio, reuse
         self._toward: dict[int, np.ndarray] = {}  # ap -> gain (dB) of each client, NaN: unread
 
     def new_round(self) -> None:
@@ -56,7 +58,7 @@ class CellInterference:
         loud = a > 0  # silent clients interfere with no one
         out = {}
         for key in keys:
-            other = (home != key) & loud
+            other = (home != key) & loud & (home % self.reuse == key % self.reuse)
             if not other.any():
                 out[key] = 1.0
                 continue

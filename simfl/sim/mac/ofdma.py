@@ -85,7 +85,7 @@ class OfdmaAccess(MacBase):
         self.radio = air.radio_map
         if self.cfg.interference == "average":
             assert self.radio is not None, "interference needs network.radio"
-            self.interference = CellInterference(self.radio)
+            self.interference = CellInterference(self.radio, self.cfg.reuse)
 
     def open_round(self, round: int, started: np.ndarray) -> None:
         self._round, self._started = round, started
@@ -100,7 +100,7 @@ class OfdmaAccess(MacBase):
         if self.cfg.downlink == "shared":
             if self.downloads is None:  # the downlink's band, split equally
                 cfg = dataclasses.replace(self.cfg, scheduler="equal", downlink="private",
-                                          interference="none")
+                                          interference="none", reuse=1)
                 self.downloads = OfdmaAccess(cfg, self.env, self.rngs, self.n_clients)
                 self.downloads.split = DownlinkSplit(cfg, self.radio, self.n_clients)
             self.downloads.open_round(round, started)

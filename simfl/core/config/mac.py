@@ -278,6 +278,14 @@ class OfdmaMac(Mac):
     downloads (whole blocks with ``resource_blocks``); a download on a fraction f of the
     band gets f times its link's full-band rate (the access point spreads its power over
     the band). ``private``: each download has a link of its own, as without ``ofdma``.
+    ``interference``: ``none`` (the default) lets every cell reuse the band unheard by the
+    others; ``average`` (needs ``network.radio``) raises each cell's uplink noise floor by
+    the uploads active at the same time in the other cells, each spreading its received
+    power over the whole band (frequency reuse 1): an upload of client k sees
+    ``a_k / (1 + I/N0)`` where ``I`` is the interference density at its access point.
+    ``reuse``: 1 (every cell has the whole band) or 3 (with three sectors per site, sector
+    s of every site uses the third s of the band: each cell has a third, and only cells
+    of the same third interfere).
     """
 
     kind = "ofdma"
@@ -289,6 +297,19 @@ class OfdmaMac(Mac):
     resource_blocks: int | None = None
     pf_time_constant_s: float = 1.0
     downlink: Literal["shared", "private"] = "shared"
+    interference: Literal["none", "average"] = "none"
+    reuse: Literal[1, 3] = 1
+
+    def check_in(self, network: Network) -> None:
+        require(self.interference == "none" or network.radio is not None,
+                "mac.interference", self.interference,
+                "none without network.radio (interference needs the gains toward every "
+                "access point)")
+        hexagonal = network.cells.hexagonal
+        require(self.reuse == 1 or (network.radio is not None and hexagonal is not None
+                                    and hexagonal.sectors == 3), "mac.reuse", self.reuse,
+                "1 unless network.radio is set and network.cells.hexagonal has 3 sectors "
+                "(each sector takes its own third of the band)")
 
     def validate(self) -> None:
         blocks = self.resource_blocks

@@ -55,10 +55,13 @@ class BandSplit:
         self.needs_plan = False
         self.assigned = False  # a round policy fixed this round's fractions
         self._base_a_hz: np.ndarray | None = None  # received powers before a policy's
+        self.rise: np.ndarray | None = None  # 1 + I/N0 of each client's cell (interference)
         if radio is not None:
             self.band_hz = float(radio.bandwidth_hz)
             self.a_hz = np.asarray(radio.rx_power_w(), dtype=float) / (radio.noise_w
                                                                        / self.band_hz)
+            if cfg.reuse != 1:  # each cell has its third of the band
+                self.band_hz /= cfg.reuse
 
     def new_round(self) -> None:
         self.needs_plan = self.cfg.scheduler == "min_latency"
@@ -87,7 +90,7 @@ class BandSplit:
         """Each upload's rate alone on the whole band."""
         if self.radio is None:
             return link_bps
-        return np.asarray(self.band_hz * np.log2(1.0 + self.a_hz[clients] / self.band_hz))
+        return np.asarray(self.band_hz * np.log2(1.0 + self.sinr_hz(clients) / self.band_hz))
 
     def rates_bps(self, clients: np.ndarray, link_bps: np.ndarray) -> np.ndarray:
         """Each upload's rate (bit/s) under the split."""
@@ -117,7 +120,14 @@ class BandSplit:
             return np.asarray(fractions * link_bps)
         b = fractions * self.band_hz
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(b > 0, b * np.log2(1.0 + self.a_hz[clients] / b), 0.0)
+            return np.where(b > 0, b * np.log2(1.0 + self.sinr_hz(clients) / b), 0.0)
+
+    def sinr_hz(self, clients: np.ndarray) -> np.ndarray:
+        """Received power over the noise and interference density (Hz): ``a_hz``, divided
+        by the noise rise ``1 + I/N0`` of each client's cell when ``rise`` is set."""
+        if self.rise is None:
+            return np.asarray(self.a_hz[clients])
+        return np.asarray(self.a_hz[clients] / self.rise[clients])
 
     def served(self, clients: np.ndarray, rates_bps: np.ndarray, dt_s: float) -> None:
         """``dt_s`` has passed at ``rates_bps`` (proportional fair's averages)."""

@@ -14,7 +14,9 @@ With a radio map, client k's rate on ``b`` Hz is ``b log2(1 + a_k / b)`` with
 whether the attempt is lost). Without one there is one cell whose capacity is the
 uplink's rate: client k's rate on a fraction f of the band is f times its attempt's link
 rate (bits / airtime). With ``downlink = "shared"`` a second band of the same kind carries
-the unicast downloads (:mod:`simfl.sim.mac.shared_downlink`).
+the unicast downloads (:mod:`simfl.sim.mac.shared_downlink`). With ``interference =
+"average"`` the uploads of the other cells raise each cell's noise floor
+(:mod:`simfl.sim.mac.interference`), so every start and finish recomputes every cell.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from simfl.sim.links.channel import Bursts
 from simfl.sim.mac.access import MacBase, radio_at_end
 from simfl.sim.mac.protocol import LOST_ON_LINK, Transmission, Uplink
 from simfl.sim.mac.band_split import BandSplit, build_band_split
+from simfl.sim.mac.interference import CellInterference
 from simfl.sim.mac.shared_downlink import DownlinkSplit
 from simfl.sim.radio.capture import Air
 from simfl.sim.radio.radio_map import RadioMap
@@ -75,11 +78,15 @@ class OfdmaAccess(MacBase):
     radio: RadioMap | None = None
     split: BandSplit | None = None
     downloads: OfdmaAccess | None = None  # the downlink's band (``downlink = "shared"``)
+    interference: CellInterference | None = None  # ``interference = "average"``
     _generation = 0
     _cells: dict[int, _Cell] = {}  # replaced by each round's own (never mutated here)
 
     def attach(self, air: Air) -> None:
         self.radio = air.radio_map
+        if self.cfg.interference == "average":
+            assert self.radio is not None, "interference needs network.radio"
+            self.interference = CellInterference(self.radio, self.cfg.reuse)
 
     def open_round(self, round: int, started: np.ndarray) -> None:
         self._round, self._started = round, started
@@ -89,9 +96,12 @@ class OfdmaAccess(MacBase):
         if self.split is None:  # one scheduler for the run (PF keeps averages)
             self.split = build_band_split(self.cfg, self.radio, self.n_clients)
         self.split.new_round()
+        if self.interference is not None:
+            self.interference.new_round()
         if self.cfg.downlink == "shared":
             if self.downloads is None:  # the downlink's band, split equally
-                cfg = dataclasses.replace(self.cfg, scheduler="equal", downlink="private")
+                cfg = dataclasses.replace(self.cfg, scheduler="equal", downlink="private",
+                                          interference="none", reuse=1)
                 self.downloads = OfdmaAccess(cfg, self.env, self.rngs, self.n_clients)
                 self.downloads.split = DownlinkSplit(cfg, self.radio, self.n_clients)
             self.downloads.open_round(round, started)
@@ -174,6 +184,9 @@ class OfdmaAccess(MacBase):
         """New rates in the ``changed`` cells, and one event at the band's next finish."""
         assert self.split is not None
         self._generation += 1
+        if self.interference is not None:  # every cell hears the others: all change
+            changed = tuple(self._cells)
+            self._raise_noise()
         for key in changed:
             cell = self._cells[key]
             if cell.clients.size:
@@ -188,6 +201,17 @@ class OfdmaAccess(MacBase):
             generation = self._generation
             self.env.timeout(max(next_s, 0.0)).callbacks.append(
                 lambda _event: self._finish(generation))
+
+    def _raise_noise(self) -> None:
+        """Each active upload's noise rise from the uploads active in the other cells."""
+        assert self.split is not None and self.interference is not None
+        split = self.split
+        if split.rise is None:
+            split.rise = np.ones(self.n_clients)
+        rises = self.interference.rises({key: cell.clients for key, cell in self._cells.items()},
+                                        split.a_hz, split.band_hz)
+        for key, rise in rises.items():
+            split.rise[self._cells[key].clients] = rise
 
     def _finish(self, generation: int) -> None:
         if generation != self._generation:

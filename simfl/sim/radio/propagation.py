@@ -222,5 +222,5 @@ def build_radio_map(placement: Placement, cells: Cells, radio: Radio, n_clients:
     radio_map = RadioMap(x_m=x_m, y_m=y_m, ap_xy_m=propagation.ap_xy_m, ap=ap, gain_db=gain_db,
                          tx_power_dbm=propagation.tx_power_dbm(gain_db),
                          noise_dbm=radio.noise_dbm, bandwidth_hz=radio.bandwidth_hz,
-                         ap_tx_power_dbm=radio.ap_tx_power_dbm)
+                         ap_tx_power_dbm=radio.ap_tx_power_dbm, gains_toward=propagation.gain_db)
     return radio_map, propagation

@@ -9,9 +9,14 @@ mobility (positions, gains and association change; nothing else holds a copy).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
+
+#: mean path gain (dB) toward access point ``ap`` of clients at (x_m, y_m):
+#: ``gains(ap, x_m, y_m, clients)``
+GainsToward = Callable[[int, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
 def dbm_to_w(dbm: np.ndarray | float) -> np.ndarray | float:
@@ -43,6 +48,9 @@ class RadioMap:
         The band's width (Hz).
     ap_tx_power_dbm:
         The access points' transmit power on the downlink (dBm).
+    gains_toward:
+        Mean path gain (dB) of clients toward any access point (the propagation's, with
+        wraparound and sector antennas), or None: only the serving gains are known.
     """
 
     x_m: np.ndarray
@@ -54,6 +62,7 @@ class RadioMap:
     noise_dbm: float
     bandwidth_hz: float
     ap_tx_power_dbm: float
+    gains_toward: GainsToward | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_clients(self) -> int:
@@ -75,6 +84,14 @@ class RadioMap:
     def rx_power_w(self, clients: np.ndarray | int | slice = slice(None)) -> np.ndarray:
         """Mean power (W) that each client's serving access point receives from it."""
         return np.asarray(dbm_to_w(self.tx_power_dbm[clients] + self.gain_db[clients]))
+
+    def gain_toward_db(self, ap: int, clients: np.ndarray) -> np.ndarray:
+        """Mean path gain (dB) of ``clients`` toward access point ``ap`` at their current
+        positions (their serving gain where ``ap`` serves them)."""
+        assert self.gains_toward is not None, "gains toward other cells need the propagation"
+        gain = np.asarray(self.gains_toward(ap, self.x_m[clients], self.y_m[clients], clients),
+                          dtype=float)
+        return np.where(self.ap[clients] == ap, self.gain_db[clients], gain)
 
     @property
     def noise_w(self) -> float:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from simfl.core.config import Cells, Hexagonal, HexagonalPlacement, Radio
-from simfl.core.config.radio import sector_gain_db
+from simfl.core.config.cells import sector_gain_db
 from simfl.core.errors import ConfigError
 from simfl.core.rng import RngTree
 from simfl.sim.radio.placement import place

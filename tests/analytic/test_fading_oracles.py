@@ -17,7 +17,8 @@ import simpy
 from simfl.core.config import IdealChannel
 from simfl.core.config.fading import RayleighFading, RicianFading
 from simfl.core.config.placement import GridPlacement
-from simfl.core.config.radio import Cells, Radio
+from simfl.core.config.cells import Cells
+from simfl.core.config.radio import Radio
 from simfl.core.rng import RngTree
 from simfl.sim.links.channel import arq_transfer
 from simfl.sim.radio.fading import FadingProcess, jakes_rho

@@ -14,7 +14,8 @@ import math
 import numpy as np
 
 from simfl.core.config.placement import ConstantVelocity, GridPlacement, RandomWaypoint
-from simfl.core.config.radio import Cells, Radio
+from simfl.core.config.cells import Cells
+from simfl.core.config.radio import Radio
 from simfl.core.rng import RngTree
 from simfl.sim.radio.mobility import (ConstantVelocityMover, RandomWaypointMover,
                                       build_mover)

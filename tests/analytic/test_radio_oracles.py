@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from simfl.core.config.placement import DiscPlacement, FilePlacement, PppPlacement
-from simfl.core.config.radio import (Cells, ChannelInversion, LogDistance, Radio,
-                                     TruncatedInversion)
+from simfl.core.config.cells import Cells
+from simfl.core.config.radio import ChannelInversion, LogDistance, Radio, TruncatedInversion
 from simfl.core.config.network import IdealChannel
 from simfl.core.rng import RngTree
 from simfl.sim.radio.link import RadioLink

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from simfl.core.config.placement import FilePlacement
-from simfl.core.config.radio import Cells, Hexagonal, Radio
+from simfl.core.config.cells import Cells, Hexagonal
+from simfl.core.config.radio import Radio
 from simfl.core.rng import RngTree
 from simfl.sim.radio.placement import place
 from simfl.sim.radio.propagation import Propagation

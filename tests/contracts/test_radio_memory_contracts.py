@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from simfl.core.config.placement import DiscPlacement
-from simfl.core.config.radio import Cells, Radio
+from simfl.core.config.cells import Cells
+from simfl.core.config.radio import Radio
 from simfl.core.rng import RngTree
 from simfl.sim.radio.fading import build_fading
 from simfl.sim.radio.mobility import build_mover

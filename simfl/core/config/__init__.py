@@ -35,12 +35,12 @@ from simfl.core.config.fading import Fading, NoFading, RayleighFading, RicianFad
 from simfl.core.config.placement import (ConstantVelocity, DiscPlacement, FilePlacement,
                                          GridPlacement, Mobility, Placement, PppPlacement,
                                          RandomWaypoint, Static)
-from simfl.core.config.radio import (Cells, ChannelInversion, FixedPower, FractionalPower,
-                                     FreeSpace, LogDistance, PathLoss, PowerControl, Radio,
+from simfl.core.config.cells import Cells, Hexagonal
+from simfl.core.config.radio import (ChannelInversion, FixedPower, FractionalPower, FreeSpace,
+                                     LogDistance, PathLoss, PowerControl, Radio,
                                      TruncatedInversion)
 from simfl.core.config.scripted import ScriptedAvailability, ScriptedErasureChannel, ScriptedMac
 from simfl.core.config.tr38901 import Inh, Rma, Tr38901, Uma, Umi
-from simfl.core.config.radio import Hexagonal
 from simfl.core.config.placement import HexagonalPlacement
 from simfl.core.config.scheduler import (EqualShare, MaxRate, MinLatency, ProportionalFair,
                                          RoundRobin, Scheduler)

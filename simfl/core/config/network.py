@@ -20,7 +20,8 @@ from simfl.core.config.csma import CsmaCaMac
 from simfl.core.config.mac import (MAX_SLOT_S, MAX_WINDOW, MIN_ACCESS_PROB, MIN_SLOT_S, IdealMac,
                                    Mac, OfdmaMac, RelayMac, SlottedAlohaMac, TdmaMac)
 from simfl.core.config.node import Node
-from simfl.core.config.radio import Cells, Radio
+from simfl.core.config.cells import Cells
+from simfl.core.config.radio import Radio
 from simfl.core.config.rate import FixedRate, Rate, ShannonRate
 
 __all__ = [

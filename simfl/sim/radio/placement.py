@@ -20,7 +20,7 @@ import numpy as np
 from simfl.core.config.placement import (MAX_EXTENT_M, DiscPlacement, FilePlacement,
                                          GridPlacement, HexagonalPlacement, Placement,
                                          PppPlacement)
-from simfl.core.config.radio import Cells
+from simfl.core.config.cells import Cells
 from simfl.core.errors import ConfigError
 from simfl.core.registry import implementation_of, implements
 from simfl.sim.traces.data import FIELD as TRACE_FIELD

@@ -19,7 +19,8 @@ import math
 import numpy as np
 
 from simfl.core.config.placement import Placement
-from simfl.core.config.radio import Cells, PathLoss, Radio, sector_gain_db
+from simfl.core.config.cells import Cells, sector_gain_db
+from simfl.core.config.radio import PathLoss, Radio
 from simfl.core.config.tr38901 import Tr38901
 from simfl.core.errors import ConfigError
 from simfl.core.registry import implementation_of, implements

@@ -8,14 +8,14 @@ import pytest
 import torch
 
 import simfl
-from simfl.algorithms.sessions import (SessionInitialiser, blend, gradient_distances,
+from simfl.algorithms.session_init import (SessionInitialiser, blend, gradient_distances,
                                        similarity_weights)
 from simfl.core.config import (AllAvailable, Population, Sessions, apply_overrides,
                                parse_override)
 from simfl.core.errors import ConfigError
 from simfl.core.rng import RngTree
 from simfl.sim.availability.rounds import AlwaysOnline, BernoulliOnline
-from simfl.sim.availability.sessions import SessionOnline
+from simfl.sim.availability.session_membership import SessionOnline
 
 T = lambda *v: torch.tensor(v, dtype=torch.float64)  # noqa: E731
 
@@ -165,7 +165,7 @@ def test_label_groups_partition_keeps_each_group_on_its_labels():
 
 def test_gradient_rounds_average_by_data_size():
     from simfl.core.records import ClientUpdate
-    from simfl.train.sessions import gradient_rounds
+    from simfl.train.session_training import gradient_rounds
 
     class Fake:
         def submit(self, jobs, versions):
@@ -231,7 +231,7 @@ def test_run_switches_groups_and_evaluation_labels(tiny_scenario, tmp_path, kind
     # the scores are those of the session's labels only: a model that always answers 0
     from simfl.train.data import build_data
     from simfl.train.models import DenseNet
-    from simfl.train.sessions import SessionEvaluator
+    from simfl.train.session_training import SessionEvaluator
 
     data = build_data(scenario.task, RngTree(scenario.seed), scenario.population.sessions)
     evaluate = SessionEvaluator(DenseNet((64, 10)), data.x_test, data.y_test, torch.device("cpu"))

@@ -44,7 +44,7 @@ from simfl.sim.radio.link import RadioLink
 from simfl.sim.radio.mobility import STILL, Mover, build_mover
 from simfl.sim.radio.propagation import build_radio_map
 from simfl.sim.radio.radio_map import RadioMap
-from simfl.sim.availability.sessions import SessionOnline
+from simfl.sim.availability.session_membership import SessionOnline
 from simfl.sim.hierarchy.simulation import TieredSimulation
 from simfl.sim.simulation import Simulation
 

@@ -11,7 +11,7 @@ import numpy as np
 from simfl.core.config import Continuous, Sessions, Similarity, Task
 from simfl.core.rng import RngTree
 from simfl.experiment.compute import ModelCompute
-from simfl.sim.availability.sessions import SessionOnline
+from simfl.sim.availability.session_membership import SessionOnline
 
 
 class NoSessions:
@@ -51,9 +51,9 @@ class SessionRun:
 
     def __init__(self, cfg: Sessions, online: SessionOnline, compute: ModelCompute, data,
                  task: Task, rngs: RngTree, n_samples: np.ndarray) -> None:
-        from simfl.algorithms.sessions import SessionInitialiser
+        from simfl.algorithms.session_init import SessionInitialiser
         from simfl.train.local import sample_loss
-        from simfl.train.sessions import SessionEvaluator
+        from simfl.train.session_training import SessionEvaluator
 
         self.cfg, self.online, self.compute, self.n_samples = cfg, online, compute, n_samples
         self.session = 0
@@ -96,7 +96,7 @@ class SessionRun:
         return params
 
     def _gradient_rounds(self, start, session: int):
-        from simfl.train.sessions import gradient_rounds
+        from simfl.train.session_training import gradient_rounds
 
         assert isinstance(self.cfg.init, Similarity)  # the only initialiser that asks for them
         v = self.cfg.init.gradient_rounds

@@ -312,7 +312,7 @@ INITIALISER_CASES: dict = {}
 
 
 def initialiser_contract(rule) -> None:
-    from simfl.algorithms.sessions import SessionInitialiser
+    from simfl.algorithms.session_init import SessionInitialiser
 
     initial = {"w": torch.arange(6.0).reshape(2, 3), "b": torch.zeros(3)}
 

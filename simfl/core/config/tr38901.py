@@ -89,6 +89,18 @@ class Tr38901(PathLoss):
     def clamp(self, d2d_m: np.ndarray) -> np.ndarray:
         return np.asarray(np.maximum(np.asarray(d2d_m, dtype=float), self.min_distance_m))
 
+    def _two_slope_db(self, d2d_m: np.ndarray, a_db: float, slope: float,
+                      bp_weight: float) -> np.ndarray:
+        """The urban LoS loss of Table 7.4.1-1 (UMa, UMi): a + slope log10 d3D + 20 log10 f
+        up to the breakpoint d'_BP, then a + 40 log10 d3D + 20 log10 f - bp_weight
+        log10(d'_BP^2 + (h_BS - h_UT)^2)."""
+        d3, f = self.d3d_m(d2d_m), self.f_ghz
+        bp = _breakpoint_m(self.h_bs_m, self.h_ut_m, self.carrier_hz)
+        near = a_db + slope * _log10(d3) + 20.0 * math.log10(f)
+        far = (a_db + 40.0 * _log10(d3) + 20.0 * math.log10(f)
+               - bp_weight * math.log10(bp ** 2 + (self.h_bs_m - self.h_ut_m) ** 2))
+        return np.asarray(np.where(d2d_m <= bp, near, far))
+
     def pair_loss_db(self, d2d_m: np.ndarray, los: np.ndarray) -> np.ndarray:
         """The path loss of each link in its LoS (True) or NLoS state, in dB."""
         d = self.clamp(d2d_m)
@@ -155,12 +167,7 @@ class Uma(Tr38901):
         return np.asarray(np.where(d <= 18.0, 1.0, far))
 
     def los_db(self, d2d_m: np.ndarray) -> np.ndarray:
-        d3, f = self.d3d_m(d2d_m), self.f_ghz
-        bp = _breakpoint_m(self.h_bs_m, self.h_ut_m, self.carrier_hz)
-        near = 28.0 + 22.0 * _log10(d3) + 20.0 * math.log10(f)
-        far = (28.0 + 40.0 * _log10(d3) + 20.0 * math.log10(f)
-               - 9.0 * math.log10(bp ** 2 + (self.h_bs_m - self.h_ut_m) ** 2))
-        return np.asarray(np.where(d2d_m <= bp, near, far))
+        return self._two_slope_db(d2d_m, 28.0, 22.0, 9.0)
 
     def nlos_db(self, d2d_m: np.ndarray) -> np.ndarray:
         d3, f = self.d3d_m(d2d_m), self.f_ghz
@@ -184,12 +191,7 @@ class Umi(Tr38901):
         return np.asarray(np.where(d <= 18.0, 1.0, 18.0 / d + np.exp(-d / 36.0) * (1.0 - 18.0 / d)))
 
     def los_db(self, d2d_m: np.ndarray) -> np.ndarray:
-        d3, f = self.d3d_m(d2d_m), self.f_ghz
-        bp = _breakpoint_m(self.h_bs_m, self.h_ut_m, self.carrier_hz)
-        near = 32.4 + 21.0 * _log10(d3) + 20.0 * math.log10(f)
-        far = (32.4 + 40.0 * _log10(d3) + 20.0 * math.log10(f)
-               - 9.5 * math.log10(bp ** 2 + (self.h_bs_m - self.h_ut_m) ** 2))
-        return np.asarray(np.where(d2d_m <= bp, near, far))
+        return self._two_slope_db(d2d_m, 32.4, 21.0, 9.5)
 
     def nlos_db(self, d2d_m: np.ndarray) -> np.ndarray:
         d3, f = self.d3d_m(d2d_m), self.f_ghz

@@ -10,23 +10,15 @@ import numpy as np
 from simfl.core.config.network import TdmaMac
 from simfl.core.registry import implements
 from simfl.sim.links.channel import Bursts
-from simfl.sim.mac.access import GRID_EPS, MacBase
-from simfl.sim.mac.protocol import LOST_ON_LINK, Transmission, Uplink
+from simfl.sim.mac.access import GRID_EPS, IdealAccess
 
 
-class TdmaAccess(MacBase):
-    """Time division (``slots``) or equal bandwidth shares (``shared``) among a round's clients."""
+class TdmaAccess(IdealAccess):
+    """Time division (``slots``) or equal bandwidth shares (``shared``) among a round's
+    clients: no contention, as the ideal MAC, but each attempt's wall time and bursts
+    follow the client's slots or share (:meth:`share`)."""
 
     cfg: TdmaMac
-
-    def transmit(self, client: int, uplink: Uplink) -> Transmission:
-        """No contention: the upload goes out at once, in the client's slots or share."""
-        if not (yield from uplink.send(self.share)):
-            return LOST_ON_LINK
-        return None
-
-    def leave(self, client: int) -> bool:
-        return False  # never contending
 
     def share(self, client: int, t_s: float, airtime_s: float) -> tuple[float, Bursts]:
         """Wall seconds of an attempt of ``airtime_s`` from ``t_s``, and its bursts."""

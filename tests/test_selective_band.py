@@ -243,3 +243,15 @@ def test_cell_edge_on_a_selective_band_favours_the_schedulers_that_read_the_chan
         lengths[scheduler] = [float(r.split(",")[2]) - float(r.split(",")[1]) for r in rows]
     assert len(lengths["round_robin"]) == 2
     assert all(pf < rr for pf, rr in zip(lengths["proportional_fair"], lengths["round_robin"]))
+
+
+def test_interference_between_cells_slows_a_selective_band_too(tmp_path):
+    # seven cells; each upload's per-block SNR is divided by its cell's noise rise
+    from test_ofdma_interference import energies_j, hexagonal
+
+    sets = ("network.mac.selectivity=rayleigh", "network.mac.resource_blocks=20",
+            "network.mac.tti_s=0.01")
+    quiet = energies_j(hexagonal(tmp_path, "none", *sets))
+    loud = energies_j(hexagonal(tmp_path, "average", *sets, "network.mac.interference=average"))
+    assert len(quiet) == len(loud) == 2
+    assert all(b > a * 1.01 for a, b in zip(quiet, loud))

@@ -255,3 +255,25 @@ def test_interference_between_cells_slows_a_selective_band_too(tmp_path):
     loud = energies_j(hexagonal(tmp_path, "average", *sets, "network.mac.interference=average"))
     assert len(quiet) == len(loud) == 2
     assert all(b > a * 1.01 for a, b in zip(quiet, loud))
+
+
+@pytest.mark.parametrize("scheduler", ["max_rate", "proportional_fair", "round_robin", "equal"])
+def test_all_cells_at_once_give_each_cell_what_it_would_get_alone(scheduler):
+    # three cells of 1, 3 and 2 uploads (rows stacked), ties included: the stacked
+    # owners are each cell's own argmax (or turn, or run of blocks), shifted by its start
+    from simfl.sim.mac.band_split import BandSplit
+
+    rng = np.random.default_rng(5)
+    block_bps = rng.integers(1, 4, size=(6, 7)).astype(float)  # integers: many ties
+    clients = np.array([0, 1, 2, 3, 4, 5])
+    starts, sizes = np.array([0, 1, 4]), [1, 3, 2]
+    cfg = OfdmaMac(scheduler=scheduler, resource_blocks=7, selectivity="rayleigh")
+    stacked = BandSplit(cfg, None, 6).cells_block_owners([0, 1, 2], starts, clients,
+                                                         block_bps)
+    alone = BandSplit(cfg, None, 6)
+    for i, (start, n) in enumerate(zip(starts, sizes)):
+        rows = slice(start, start + n)
+        own = alone.block_owners(i, clients[rows], block_bps[rows])
+        assert stacked[i].tolist() == np.where(own >= 0, own + start, -1).tolist()
+        if scheduler == "max_rate":
+            assert own.tolist() == np.argmax(block_bps[rows], axis=0).tolist()

@@ -149,27 +149,40 @@ class BandSplit:
 
     def block_owners(self, cell: int, clients: np.ndarray, block_bps: np.ndarray
                      ) -> np.ndarray:
-        """Who gets each resource block in this TTI: for each block (column of
-        ``block_bps``, the rates of ``clients``, one row each, on each block) the row
+        """Who gets each resource block of ``cell`` in this TTI: for each block (column
+        of ``block_bps``, the rates of ``clients``, one row each, on each block) the row
         of its upload, or -1 (unused)."""
-        n, blocks = block_bps.shape
+        starts = np.zeros(1, dtype=np.int64)
+        return np.asarray(self.cells_block_owners([cell], starts, clients, block_bps)[0])
+
+    def cells_block_owners(self, cells: list[int], starts: np.ndarray, clients: np.ndarray,
+                           block_bps: np.ndarray) -> np.ndarray:
+        """:meth:`block_owners` of several cells at once: their uploads' rows stacked
+        cell after cell, cell i's from row ``starts[i]``; one row of owners per cell
+        (rows of the stack, -1: unused)."""
+        n_rows, blocks = block_bps.shape
+        sizes = np.diff(np.append(starts, n_rows))
         kind = self.cfg.scheduler
         if not self.assigned and kind == "max_rate":
-            return np.asarray(np.argmax(block_bps, axis=0))
+            return _first_max(block_bps, starts, sizes)
         if not self.assigned and kind == "proportional_fair":
             avg = self.avg_bps[clients]
             fresh = np.isnan(avg)  # new in the band: its rate on an equal share
-            avg[fresh] = block_bps[fresh].sum(axis=1) / n
+            avg[fresh] = block_bps[fresh].sum(axis=1) / np.repeat(sizes, sizes)[fresh]
             self.avg_bps[clients] = avg
-            return np.asarray(np.argmax(block_bps / np.maximum(avg, 1e-300)[:, None], axis=0))
+            return _first_max(block_bps / np.maximum(avg, 1e-300)[:, None], starts, sizes)
         if not self.assigned and kind == "round_robin":
-            turn = self.rr_turn.get(cell, 0)
-            self.rr_turn[cell] = (turn + blocks) % n
-            return np.asarray((turn + np.arange(blocks)) % n)
-        counts = np.rint(whole_blocks(self.shares(clients, block_bps.sum(axis=1)), blocks)
-                         * blocks).astype(np.int64)
-        owners = np.full(blocks, -1, dtype=np.int64)
-        owners[:counts.sum()] = np.repeat(np.arange(n), counts)
+            turns = np.array([self.rr_turn.get(cell, 0) for cell in cells], dtype=np.int64)
+            for cell, turn, n in zip(cells, turns.tolist(), sizes.tolist()):
+                self.rr_turn[cell] = (turn + blocks) % n
+            return np.asarray(starts[:, None] + (turns[:, None] + np.arange(blocks))
+                              % sizes[:, None])
+        owners = np.full((len(cells), blocks), -1, dtype=np.int64)
+        for i, (start, n) in enumerate(zip(starts.tolist(), sizes.tolist())):
+            rows = slice(start, start + n)
+            share = self.shares(clients[rows], block_bps[rows].sum(axis=1))
+            counts = np.rint(whole_blocks(share, blocks) * blocks).astype(np.int64)
+            owners[i, :counts.sum()] = start + np.repeat(np.arange(n), counts)
         return owners
 
     def plan(self, started: np.ndarray, n_bits: float, deadline_s: float) -> list[int]:
@@ -215,6 +228,17 @@ class BandSplit:
 # the built-in schedulers are the branches of BandSplit (``simfl.register`` adds more)
 for _scheduler in (EqualShare, RoundRobin, ProportionalFair, MaxRate, MinLatency):
     implements(_scheduler, BandSplit)
+
+
+def _first_max(metric: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """For each group of rows (from ``starts``) and column of ``metric``, the first row
+    with the group's largest value (ties: the lower row, as :func:`numpy.argmax`)."""
+    n_rows = metric.shape[0]
+    best = np.maximum.reduceat(metric, starts, axis=0)
+    rows = np.where(metric >= np.repeat(best, sizes, axis=0),
+                    np.arange(n_rows)[:, None], n_rows)
+    first = np.minimum.reduceat(rows, starts, axis=0)
+    return np.asarray(np.where(first < n_rows, first, -1))  # a column of NaN: unused
 
 
 def checked_split(kind: str, fractions: Any, n: int) -> np.ndarray:

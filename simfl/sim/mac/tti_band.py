@@ -3,9 +3,11 @@
 With ``network.mac.selectivity`` set, every resource block of a cell's band fades on its
 own (:mod:`simfl.sim.radio.block_gains`) and the band is shared on a grid of scheduling
 intervals (TTIs) of ``tti_s`` seconds from t = 0. At the start of each TTI in which a
-cell has active uploads, one vectorised step over its uploads x blocks draws the gains,
+cell has active uploads, one vectorised step over the uploads x blocks of all the cells
+(stacked cell by cell) draws the gains,
 computes each upload's rate on each block, and lets the scheduler give every block to
-one upload (:meth:`~simfl.sim.mac.band_split.BandSplit.block_owners`).
+one upload (:meth:`~simfl.sim.mac.band_split.BandSplit.cells_block_owners`: all cells
+at once).
 
 Rates: a block of ``b = B / R`` Hz carries ``b log2(1 + g a_k / B)`` bit/s for client k,
 ``a_k = P_k g_k / N0`` (divided by the noise rise under interference), ``g`` the block's
@@ -147,31 +149,38 @@ class TtiBand:
         self.n_ttis += 1
         if self.interference is not None:
             self._raise_noise()
-        for key in sorted(self._cells):
-            uploads = self._cells[key]
-            if uploads.clients.size:
-                self._schedule(key, uploads, tti)
+        self._schedule(tti)
         self._at((tti + 1) * self.tti_s, lambda g: self._tick(g, tti + 1))
 
-    def _schedule(self, key: int, uploads: _Uploads, tti: int) -> None:
-        """One TTI of one cell: gains, rates per block, owners, rates and finishes."""
-        split, clients = self.split, uploads.clients
+    def _schedule(self, tti: int) -> None:
+        """One TTI of every cell at once, over the uploads x blocks of all of them
+        stacked cell by cell: gains, rates per block, owners, rates and finishes."""
+        split = self.split
+        keys = [key for key in sorted(self._cells) if self._cells[key].clients.size]
+        parts = [self._cells[key] for key in keys]
+        sizes = np.array([u.clients.size for u in parts], dtype=np.int64)
+        starts = np.cumsum(sizes) - sizes
+        clients = np.concatenate([u.clients for u in parts])
         block_hz = split.band_hz / self.blocks
         snr = split.sinr_hz(clients) / split.band_hz  # full-band mean SNR
         block_bps = block_hz * np.log2(1.0 + snr[:, None] * self.gains.gains(clients, tti))
-        owners = split.block_owners(key, clients, block_bps)
+        owners = split.cells_block_owners(keys, starts, clients, block_bps).ravel()
         held = owners >= 0
         rows = owners[held]
-        rate = np.bincount(rows, weights=block_bps[rows, np.flatnonzero(held)],
+        columns = np.tile(np.arange(self.blocks), len(keys))[held]
+        rate = np.bincount(rows, weights=block_bps[rows, columns],
                            minlength=clients.size).astype(float)
-        uploads.rate_bps = rate
         self.block_ttis[clients] += np.bincount(rows, minlength=clients.size)
         self.granted_bits[clients] += rate * self.tti_s
         split.served(clients, rate, self.tti_s)
-        ending = (rate > 0) & (uploads.left_bits <= rate * self.tti_s)
-        for client, left, r in zip(clients[ending], uploads.left_bits[ending], rate[ending]):
-            self._at(float(self.env.now) + float(left / r),
-                     lambda g, c=int(client), k=key: self._finish(g, k, c))
+        left = np.concatenate([u.left_bits for u in parts])
+        for uploads, start, n in zip(parts, starts.tolist(), sizes.tolist()):
+            uploads.rate_bps = rate[start:start + n]
+        cell_of = np.repeat(np.arange(len(keys)), sizes)
+        ending = np.flatnonzero((rate > 0) & (left <= rate * self.tti_s))
+        for row in ending.tolist():
+            self._at(float(self.env.now) + float(left[row] / rate[row]),
+                     lambda g, c=int(clients[row]), k=keys[cell_of[row]]: self._finish(g, k, c))
 
     def _finish(self, generation: int, key: int, client: int) -> None:
         """``client``'s bits ran out inside the TTI: it is served now."""

@@ -161,7 +161,8 @@ class BandSplit:
         cell after cell, cell i's from row ``starts[i]``; one row of owners per cell
         (rows of the stack, -1: unused)."""
         n_rows, blocks = block_bps.shape
-        sizes = np.diff(np.append(starts, n_rows))
+        sizes = (np.full(1, n_rows) if starts.size == 1
+                 else np.diff(starts, append=n_rows))
         kind = self.cfg.scheduler
         if not self.assigned and kind == "max_rate":
             return _first_max(block_bps, starts, sizes)
@@ -234,6 +235,8 @@ def _first_max(metric: np.ndarray, starts: np.ndarray, sizes: np.ndarray) -> np.
     """For each group of rows (from ``starts``) and column of ``metric``, the first row
     with the group's largest value (ties: the lower row, as :func:`numpy.argmax`)."""
     n_rows = metric.shape[0]
+    if starts.size == 1:  # one cell: a plain argmax (a column of NaN gives its row)
+        return np.asarray(np.argmax(metric, axis=0))[None, :]
     best = np.maximum.reduceat(metric, starts, axis=0)
     rows = np.where(metric >= np.repeat(best, sizes, axis=0),
                     np.arange(n_rows)[:, None], n_rows)

@@ -158,29 +158,34 @@ class TtiBand:
         split = self.split
         keys = [key for key in sorted(self._cells) if self._cells[key].clients.size]
         parts = [self._cells[key] for key in keys]
-        sizes = np.array([u.clients.size for u in parts], dtype=np.int64)
-        starts = np.cumsum(sizes) - sizes
-        clients = np.concatenate([u.clients for u in parts])
+        if len(parts) == 1:  # one cell (the common case): no stacking
+            sizes, starts = [parts[0].clients.size], np.zeros(1, dtype=np.int64)
+            clients, left = parts[0].clients, parts[0].left_bits
+        else:
+            sizes = [u.clients.size for u in parts]
+            starts = np.cumsum([0, *sizes[:-1]])
+            clients = np.concatenate([u.clients for u in parts])
+            left = np.concatenate([u.left_bits for u in parts])
         block_hz = split.band_hz / self.blocks
         snr = split.sinr_hz(clients) / split.band_hz  # full-band mean SNR
         block_bps = block_hz * np.log2(1.0 + snr[:, None] * self.gains.gains(clients, tti))
         owners = split.cells_block_owners(keys, starts, clients, block_bps).ravel()
         held = owners >= 0
         rows = owners[held]
-        columns = np.tile(np.arange(self.blocks), len(keys))[held]
+        columns = np.flatnonzero(held) % self.blocks
         rate = np.bincount(rows, weights=block_bps[rows, columns],
                            minlength=clients.size).astype(float)
         self.block_ttis[clients] += np.bincount(rows, minlength=clients.size)
         self.granted_bits[clients] += rate * self.tti_s
         split.served(clients, rate, self.tti_s)
-        left = np.concatenate([u.left_bits for u in parts])
-        for uploads, start, n in zip(parts, starts.tolist(), sizes.tolist()):
+        for uploads, start, n in zip(parts, starts.tolist(), sizes):
             uploads.rate_bps = rate[start:start + n]
-        cell_of = np.repeat(np.arange(len(keys)), sizes)
         ending = np.flatnonzero((rate > 0) & (left <= rate * self.tti_s))
-        for row in ending.tolist():
-            self._at(float(self.env.now) + float(left[row] / rate[row]),
-                     lambda g, c=int(clients[row]), k=keys[cell_of[row]]: self._finish(g, k, c))
+        if ending.size:
+            cell_of = np.searchsorted(starts, ending, side="right") - 1
+            for row, cell in zip(ending.tolist(), cell_of.tolist()):
+                self._at(float(self.env.now) + float(left[row] / rate[row]),
+                         lambda g, c=int(clients[row]), k=keys[cell]: self._finish(g, k, c))
 
     def _finish(self, generation: int, key: int, client: int) -> None:
         """``client``'s bits ran out inside the TTI: it is served now."""

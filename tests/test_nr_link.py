@@ -229,3 +229,15 @@ def test_a_resumed_run_on_an_nr_link_ends_the_same(tmp_path):
         (stopped / name).unlink()
     assert resume_run(stopped).summary["resumed_after_round"] == 6
     _same(plain, stopped, names)
+
+
+def test_the_worked_example_of_the_docs():
+    """docs/radio.md: at 20.0 dB (100 m, no fading) MCS 28 at 5.5547 Mb/s over 1 MHz; a
+    400 kb block lasts 0.0720 s and needs a second transmission with BLER 1.03 %."""
+    link = _link([20.0])
+    assert link.mcs(0) == 28
+    assert link.mean_rate_bps(0) == pytest.approx(5.5547e6, abs=50)
+    assert curves.bler(28, 20.0) == pytest.approx(0.0103, abs=5e-5)
+    assert curves.bler(28, 10 * math.log10(200.0)) < 1e-7  # two copies combined
+    first = link.transmit(0.0, 50_000, None, client=0)
+    assert first.ok and first.airtime_s == pytest.approx(0.0720, abs=5e-5)

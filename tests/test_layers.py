@@ -156,7 +156,7 @@ def test_every_registered_kind_has_an_implementation():
     from simfl.plugins import CONFIG_IMPLEMENTED
 
     points = [point for point in REGISTRIES if point not in CONFIG_IMPLEMENTED]
-    assert len(points) == 18, sorted(points)
+    assert len(points) == 19, sorted(points)
     for point in points:
         for entry in REGISTRIES[point]:
             assert has_implementation(entry.obj), f"{point}: {entry.name} has no implementation"

@@ -19,6 +19,7 @@ from simfl.plugins import warn_failed_plugins
 #: ``simfl list`` topics (one per extension point), in display order
 LIST_TOPICS = ("aggregators", "local_rules", "samplers", "availability", "channels", "rates",
                "macs", "schedulers", "placements", "mobility", "path_loss", "power_control", "fading",
+               "radio_links",
                "datasets", "partitions", "models", "initialisers", "lr_schedules",
                "server_modes", "server_optimizers", "local_optimizers", "step_schedules",
                "compressions", "policies", "schedulers")

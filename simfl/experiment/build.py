@@ -40,7 +40,7 @@ from simfl.sim.mac.kinds import build_mac
 from simfl.sim.radio.broadcast import Broadcast
 from simfl.sim.radio.capture import air_of
 from simfl.sim.radio.fading import build_fading
-from simfl.sim.radio.link import RadioLink
+from simfl.sim.radio.link import build_radio_link
 from simfl.sim.radio.mobility import STILL, Mover, build_mover
 from simfl.sim.radio.propagation import build_radio_map
 from simfl.sim.radio.radio_map import RadioMap
@@ -197,8 +197,9 @@ def build_links(scenario: Scenario, rngs: RngTree) -> tuple[Links, RadioMap | No
     radio_map, propagation = build_radio_map(scenario.population.placement, net_cfg.cells,
                                              net_cfg.radio, n_clients, rngs)
     threshold, fading = net_cfg.sinr_threshold_db, net_cfg.radio.fading
-    down, up = (RadioLink(channel, radio_map, direction,
-                          build_fading(fading, direction, rngs, n_clients), threshold, rngs)
+    down, up = (build_radio_link(net_cfg.radio.link, channel, radio_map, direction,
+                                 build_fading(fading, direction, rngs, n_clients), threshold,
+                                 rngs)
                 for channel, direction in ((net_cfg.downlink, "downlink"),
                                            (net_cfg.uplink, "uplink")))
     mover = build_mover(scenario.population.mobility, radio_map, propagation, rngs,

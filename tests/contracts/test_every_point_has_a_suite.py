@@ -28,6 +28,7 @@ SUITES = {
     "placements": ("contracts/test_radio_contracts.py", 'kinds("placements")'),
     "path_loss": ("contracts/test_radio_contracts.py", 'kinds("path_loss")'),
     "power_control": ("contracts/test_radio_contracts.py", 'kinds("power_control")'),
+    "radio_links": ("contracts/test_radio_contracts.py", 'kinds("radio_links")'),
     "fading": ("contracts/test_radio_memory_contracts.py", 'kinds("fading")'),
     "mobility": ("contracts/test_radio_memory_contracts.py", 'kinds("mobility")'),
     "server_optimizers": ("contracts/test_server_optimizer_contracts.py",

@@ -8,17 +8,25 @@ path_loss      ``loss_db(d)`` is finite, does not decrease with distance, and is
                for a scalar as inside an array.
 power_control  a client never transmits above ``tx_power_dbm``; a weaker path gain never
                gets a lower power (more loss, at least as much power, up to the cap).
+radio_links    ``build_radio_link(model, ...)``: without fading a strong client's attempt
+               arrives after bits / ``mean_rate_bps`` (the rate a policy plans with); a
+               stronger client never plans a lower rate; under fading every attempt has
+               a finite airtime and the same seed gives the same deliveries.
 """
 
 import numpy as np
 import pytest
 
-from simfl.core.config.placement import FilePlacement
+from simfl.core.config.fading import RayleighFading
+from simfl.core.config.network import IdealChannel
+from simfl.core.config.placement import FilePlacement, GridPlacement
 from simfl.core.config.cells import Cells, Hexagonal
 from simfl.core.config.radio import Radio
 from simfl.core.rng import RngTree
+from simfl.sim.radio.fading import build_fading
+from simfl.sim.radio.link import build_radio_link
 from simfl.sim.radio.placement import place
-from simfl.sim.radio.propagation import Propagation
+from simfl.sim.radio.propagation import Propagation, build_radio_map
 
 from .kinds import config_of, kinds
 
@@ -67,3 +75,36 @@ def test_every_power_control_stays_under_the_cap_and_pays_more_for_weaker_paths(
     sending = np.isfinite(power)
     assert sending[0], "a strong path always transmits"
     assert (np.diff(power[sending]) >= 0).all()
+
+
+def _radio_link(model, fading, seed: int = 3, n: int = 25):
+    rngs = RngTree(seed)
+    radio = Radio(fading=fading)
+    radio_map, _ = build_radio_map(GridPlacement(spacing_m=100.0), Cells(), radio, n, rngs)
+    gains = build_fading(fading, "uplink", rngs, n)
+    return build_radio_link(model, IdealChannel(), radio_map, "uplink", gains, 3.0, rngs), radio_map
+
+
+@pytest.mark.parametrize("name", kinds("radio_links"))
+def test_every_radio_link_plans_and_sends_at_its_rate(name):
+    model = config_of("radio_links", name, {})
+    link, radio_map = _radio_link(model, Radio().fading)
+    n_bytes = 10_000
+    order = np.argsort(radio_map.mean_snr_db(np.arange(25)))
+    rates = [link.mean_rate_bps(int(c)) for c in order]
+    assert all(r > 0 and np.isfinite(r) for r in rates)
+    assert (np.diff(rates) >= 0).all(), "a stronger client plans at least the same rate"
+    strongest = int(order[-1])  # at the access point (90 dB): every kind gets through
+    delivery = link.transmit(0.0, n_bytes, RngTree(1).stream("x"), client=strongest)
+    assert delivery.ok
+    assert delivery.airtime_s == pytest.approx(8 * n_bytes / link.mean_rate_bps(strongest))
+
+    def deliveries(seed):
+        faded, _ = _radio_link(model, RayleighFading(), seed)
+        rng = RngTree(seed).stream("channel/uplink")
+        return [faded.transmit(0.1 * t, n_bytes, rng, client=c)
+                for t in range(20) for c in range(25)]
+
+    sent = deliveries(5)
+    assert all(np.isfinite(d.airtime_s) and d.airtime_s > 0 for d in sent)
+    assert sent == deliveries(5), "the same seed gives the same deliveries"

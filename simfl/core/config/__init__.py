@@ -39,6 +39,7 @@ from simfl.core.config.cells import Cells, Hexagonal
 from simfl.core.config.radio import (ChannelInversion, FixedPower, FractionalPower, FreeSpace,
                                      LogDistance, PathLoss, PowerControl, Radio,
                                      TruncatedInversion)
+from simfl.core.config.radio_link import NrLink, RadioLinkModel, ShannonLink
 from simfl.core.config.scripted import ScriptedAvailability, ScriptedErasureChannel, ScriptedMac
 from simfl.core.config.tr38901 import Inh, Rma, Tr38901, Uma, Umi
 from simfl.core.config.placement import HexagonalPlacement
@@ -70,7 +71,8 @@ __all__ = [
     "AsyncMode", "BufferedMode", "ServerMode", "SyncMode",
     "FedAdagrad", "FedAdam", "FedAvgM", "FedYogi", "NoServerOptimizer", "ServerOptimizer",
     "ServerSgd",
-    "Fading", "NoFading", "RayleighFading", "RicianFading",
+    "Fading", "NoFading", "RayleighFading", "RicianFading", "NrLink", "RadioLinkModel",
+    "ShannonLink",
     "ConstantVelocity", "DiscPlacement", "FilePlacement", "GridPlacement", "Mobility",
     "Placement", "PppPlacement", "RandomWaypoint", "Static",
     "Cells", "ChannelInversion", "FixedPower", "FreeSpace", "LogDistance", "PathLoss",

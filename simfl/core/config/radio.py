@@ -17,6 +17,7 @@ import numpy as np
 from simfl.core.config.checks import finite, non_negative, positive, require
 from simfl.core.config.fading import Fading, NoFading
 from simfl.core.config.node import Choice, Node
+from simfl.core.config.radio_link import RadioLinkModel, ShannonLink
 
 #: speed of light (m/s), for free-space path loss
 SPEED_OF_LIGHT_MPS = 299_792_458.0
@@ -178,7 +179,9 @@ class Radio(Node):
     independently. ``ap_tx_power_dbm`` is the access points' power on the downlink.
     With a 3GPP TR 38.901 path loss (``uma``, ``umi``, ``rma``, ``inh``) the shadowing is
     the scenario's own (its LoS and NLoS standard deviations), correlated by
-    ``shadowing_corr_m`` as above, and ``shadowing_db`` stays 0.
+    ``shadowing_corr_m`` as above, and ``shadowing_db`` stays 0. ``link`` turns an
+    attempt's SINR into its rate and loss: ``shannon`` (the capacity; the default) or
+    ``nr`` (NR MCS, block errors and HARQ).
     Not modelled: antenna patterns, frequency-selective fading.
     """
 
@@ -191,6 +194,7 @@ class Radio(Node):
     shadowing_db: float = 0.0
     shadowing_corr_m: float = 0.0
     fading: Fading = NoFading()
+    link: RadioLinkModel = ShannonLink()
 
     def validate(self) -> None:
         powers = self.tx_power_dbm if isinstance(self.tx_power_dbm, tuple) else (

@@ -13,6 +13,9 @@ Without a threshold every attempt arrives, at R(SNR). A client that truncated po
 silences sends nothing: each of its attempts is lost at once. Under a shared MAC the
 band is split among uploads by the MAC (:mod:`simfl.sim.mac`); interference is the
 MAC's business too (capture in slotted ALOHA).
+
+This is the ``shannon`` kind of ``network.radio.link``; :func:`build_radio_link` builds
+the kind a scenario names (``nr``: :mod:`simfl.sim.radio.nr_link`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from typing import Protocol
 import numpy as np
 
 from simfl.core.config.network import Channel
+from simfl.core.config.radio_link import NrLink, RadioLinkModel, ShannonLink
+from simfl.core.registry import implementation_of, implements
 from simfl.core.rng import RngTree
 from simfl.sim.links.channel import Link, db_to_linear
 from simfl.sim.radio.radio_map import RadioMap
@@ -64,6 +69,10 @@ class RadioLink(Link):
             return float(10.0 ** (radio_map.mean_snr_db(client) / 10.0))
         return float(10.0 ** (radio_map.downlink_mean_snr_db(client) / 10.0))
 
+    def mean_rate_bps(self, client: int) -> float:
+        """The rate of ``client`` over the whole band at its mean SNR, B log2(1 + SNR)."""
+        return self.radio_map.bandwidth_hz * math.log2(1.0 + self.mean_snr(client))
+
     def _snr(self, t_s: float, client: int, rng: np.random.Generator | None) -> float:
         return self.mean_snr(client) * self.fading.gain(client, t_s)
 
@@ -79,3 +88,25 @@ class RadioLink(Link):
               rng: np.random.Generator | None) -> bool:
         assert snr is not None, "a radio link draws an SNR"
         return snr == 0.0 or (self.threshold is not None and snr < self.threshold)
+
+
+def _shannon_link(model: RadioLinkModel, channel: Channel, radio_map: RadioMap, direction: str,
+                  fading: FadingGains | None, sinr_threshold_db: float | None,
+                  rngs: RngTree | None) -> RadioLink:
+    return RadioLink(channel, radio_map, direction, fading, sinr_threshold_db, rngs)
+
+
+# the RadioLink of each kind of ``network.radio.link``, built as ``impl(model, channel,
+# radio_map, direction, fading, sinr_threshold_db, rngs)`` (``simfl.register`` adds more)
+implements(ShannonLink, _shannon_link)
+implements(NrLink, "simfl.sim.radio.nr_link:NrRadioLink")
+
+
+def build_radio_link(model: RadioLinkModel, channel: Channel, radio_map: RadioMap,
+                     direction: str, fading: FadingGains | None = None,
+                     sinr_threshold_db: float | None = None,
+                     rngs: RngTree | None = None) -> RadioLink:
+    """The ``direction`` link of the shared radio for ``network.radio.link = model``."""
+    link: RadioLink = implementation_of(model, "network.radio.link.kind")(
+        model, channel, radio_map, direction, fading, sinr_threshold_db, rngs)
+    return link

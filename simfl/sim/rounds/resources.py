@@ -191,11 +191,10 @@ class RoundResources:
 
 
 def _nominal_bps(link: Link, clients: np.ndarray) -> np.ndarray:
-    """Each client's rate on ``link`` over the whole band: B log2(1 + mean SNR) on the
-    radio, else the channel's rate model at its configured SNR."""
+    """Each client's rate on ``link`` over the whole band: at its mean SNR on the radio
+    (B log2(1 + mean SNR), or the rate of its MCS on an NR link), else the channel's rate
+    model at its configured SNR."""
     if isinstance(link, RadioLink):
-        bandwidth_hz = float(link.radio_map.bandwidth_hz)
-        return np.asarray([bandwidth_hz * math.log2(1.0 + link.mean_snr(int(c)))
-                           for c in clients.tolist()], dtype=float)
+        return np.asarray([link.mean_rate_bps(int(c)) for c in clients.tolist()], dtype=float)
     airtime_s = Link(IdealChannel(rate=link.cfg.rate)).transmit(0.0, 1, None).airtime_s
     return np.full(clients.size, 8.0 / airtime_s if airtime_s > 0 else math.inf)

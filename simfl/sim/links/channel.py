@@ -53,6 +53,9 @@ class Link:
     #: the device-round engines (:mod:`simfl.sim.rounds.engines`) on which rounds over
     #: this class of link give the processes' results; read from each class itself
     engines: ClassVar[frozenset[str]] = frozenset({PROCESS, CALLBACKS, OFF_CLOCK})
+    #: whether :meth:`lost_cohort` draws this class's attempts for a whole cohort (read
+    #: from each class itself: a subclass that does not declare it draws per attempt only)
+    cohort_attempts: ClassVar[bool] = True
 
     def __init__(self, cfg: Channel, rngs: RngTree | None = None) -> None:
         if cfg.distance is not None and rngs is None:
@@ -61,12 +64,39 @@ class Link:
         self.rngs = rngs
         self._shift_db: dict[int, float] = {}
 
-    def round_engines(self) -> frozenset[str]:
+    def round_engines(self, cohort: bool = False) -> frozenset[str]:
         """The engines this link runs rounds on: those its own class declares (a subclass
         that declares none claims the processes only); off the clock only when every
-        client's attempt takes one airtime (no distance model)."""
+        client's attempt takes one airtime (no distance model). With ``cohort`` (the
+        uplink of a round whose contention is settled for the whole cohort at once) also
+        off the clock when the link draws a cohort's attempts (:meth:`draws_cohort`)."""
         declared: frozenset[str] = type(self).__dict__.get("engines", PROCESS_ONLY)
+        if cohort and self.draws_cohort():
+            declared = declared | {OFF_CLOCK}
         return declared - {OFF_CLOCK} if self.cfg.distance is not None else declared
+
+    def draws_cohort(self) -> bool:
+        """Whether :meth:`lost_cohort` stands for this link's attempts: its class declares
+        ``cohort_attempts`` and every attempt takes one airtime (a fixed rate)."""
+        return (bool(type(self).__dict__.get("cohort_attempts", False))
+                and isinstance(self.cfg.rate, FixedRate))
+
+    def attempt_airtime_s(self, n_bytes: int) -> float:
+        """The airtime of every attempt of ``n_bytes`` where it depends on no draw (a fixed
+        rate, as on a link that :meth:`draws_cohort`; or a link that draws nothing)."""
+        if not isinstance(self.cfg.rate, FixedRate):
+            assert not self.draws, "the airtime of a drawn SNR"
+            return self.transmit(0.0, n_bytes, None).airtime_s
+        rate_bps = self._rate_bps(None)
+        return n_bytes * 8.0 / rate_bps if rate_bps > 0 else math.inf
+
+    def lost_cohort(self, clients: np.ndarray, t_s: np.ndarray, airtime_s: float,
+                    rng: np.random.Generator) -> np.ndarray:
+        """One attempt of each of ``clients`` (distinct ids), starting at ``t_s`` and
+        lasting ``airtime_s``: whether each is lost, drawn for them all at once (the same
+        law as :meth:`transmit`; a client's state, if any, moves on as there). Ideal:
+        none is."""
+        return np.zeros(clients.size, dtype=bool)
 
     def transmit(self, t_s: float, n_bytes: int, rng: np.random.Generator | None, *,
                  client: int = -1) -> Delivery:
@@ -120,11 +150,16 @@ class ErasureLink(Link):
     cfg: ErasureChannel
     draws = True
     engines = frozenset({PROCESS, CALLBACKS})
+    cohort_attempts = True
 
     def _lost(self, t_s: float, airtime_s: float, snr: float | None, client: int,
               rng: np.random.Generator | None) -> bool:
         assert rng is not None, "a link that draws gets its stream"
         return bool(rng.random() < self.cfg.p)
+
+    def lost_cohort(self, clients: np.ndarray, t_s: np.ndarray, airtime_s: float,
+                    rng: np.random.Generator) -> np.ndarray:
+        return np.asarray(rng.random(clients.size) < self.cfg.p)
 
 
 class RayleighLink(Link):
@@ -142,6 +177,7 @@ class RayleighLink(Link):
     cfg: RayleighChannel
     draws = True
     engines = frozenset({PROCESS, CALLBACKS})
+    cohort_attempts = True
 
     def _rate_snr(self, snr: float) -> float:
         threshold_db = self.cfg.threshold_db
@@ -163,6 +199,22 @@ class RayleighLink(Link):
         threshold_db = self.cfg.threshold_db
         assert snr is not None, "a fading link draws an SNR"
         return threshold_db is not None and snr < db_to_linear(threshold_db)
+
+    def lost_cohort(self, clients: np.ndarray, t_s: np.ndarray, airtime_s: float,
+                    rng: np.random.Generator) -> np.ndarray:
+        """Outage of each attempt: its power gain (Rayleigh, or Rician with the K factor)
+        times the mean SNR below the threshold (no distance model: one mean SNR)."""
+        n, k, threshold_db = clients.size, self.cfg.k_factor, self.cfg.threshold_db
+        if threshold_db is None:  # the draw would set only the rate: fixed here
+            return np.zeros(n, dtype=bool)
+        if k == 0:
+            gain = rng.standard_exponential(n)
+        else:
+            x, y = rng.standard_normal((2, n))
+            los, spread = math.sqrt(k / (k + 1.0)), math.sqrt(0.5 / (k + 1.0))
+            gain = (los + spread * x) ** 2 + (spread * y) ** 2
+        snr = db_to_linear(self.mean_snr_db(-1, self.cfg.mean_snr_db)) * gain
+        return np.asarray(snr < db_to_linear(threshold_db))
 
 
 def _gilbert_elliott_link(cfg: Any, rngs: RngTree | None) -> Link:

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from conftest import everyone
-from simfl.core.config import (ContinuousGilbertElliottChannel, ErasureChannel, FixedRate,
+from simfl.core.config import (ContinuousGilbertElliottChannel, Distance, ErasureChannel,
+                               FixedRate,
                                GilbertElliottChannel, IdealChannel, RayleighChannel,
                                ShannonRate, SlottedAlohaMac)
 from simfl.core.config.mac import OFF_CLOCK
@@ -102,15 +103,21 @@ def test_a_gilbert_elliott_chain_keeps_its_state_across_cohort_rounds():
     assert all(now == erased[0] for now in erased)
 
 
+SHANNON = ShannonRate(bandwidth_hz=1e5, snr_db=6.0)
+
+
 @pytest.mark.parametrize("uplink, claims", [
     (ErasureChannel(p=0.2), True),
+    (ErasureChannel(p=0.2, rate=SHANNON), True),
     (GilbertElliottChannel(), True),
     (ContinuousGilbertElliottChannel(), True),
     (RayleighChannel(k_factor=3.0), True),
-    (RayleighChannel(rate=ShannonRate(bandwidth_hz=1e6, snr_db=10.0)), False),
-], ids=["erasure", "gilbert_elliott", "continuous", "rician", "rayleigh_shannon"])
+    (RayleighChannel(rate=SHANNON), True),
+    (RayleighChannel(distance=Distance()), False),
+], ids=["erasure", "erasure_shannon", "gilbert_elliott", "continuous", "rician",
+        "rayleigh_shannon", "rayleigh_distance"])
 def test_a_lossy_uplink_claims_the_loop_off_the_clock_only_for_a_cohort(uplink, claims):
-    link = build_link(uplink)
+    link = build_link(uplink, RngTree(0))
     assert OFF_CLOCK not in link.round_engines()
     assert (OFF_CLOCK in link.round_engines(cohort=True)) == claims
 
@@ -125,6 +132,9 @@ LINKS = {
     "rayleigh": RayleighChannel(mean_snr_db=3.0, threshold_db=0.0, rate=rate(0.05)),
     "rician": RayleighChannel(mean_snr_db=3.0, threshold_db=2.0, k_factor=4.0,
                               rate=rate(0.05)),
+    # 8 kb at 100 kHz: 80 ms at 0 dB, about 35 ms at the mean SNR of 6 dB
+    "rayleigh_shannon": RayleighChannel(mean_snr_db=6.0, threshold_db=0.0, rate=SHANNON),
+    "erasure_shannon": ErasureChannel(p=0.3, rate=SHANNON),
 }
 
 

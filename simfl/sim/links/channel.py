@@ -53,9 +53,10 @@ class Link:
     #: the device-round engines (:mod:`simfl.sim.rounds.engines`) on which rounds over
     #: this class of link give the processes' results; read from each class itself
     engines: ClassVar[frozenset[str]] = frozenset({PROCESS, CALLBACKS, OFF_CLOCK})
-    #: whether :meth:`lost_cohort` draws this class's attempts for a whole cohort (read
-    #: from each class itself: a subclass that does not declare it draws per attempt only)
-    cohort_attempts: ClassVar[bool] = True
+    #: whether :meth:`cohort_attempts` draws this class's attempts for a whole cohort
+    #: (read from each class itself: a subclass that does not declare it draws per
+    #: attempt only)
+    cohort_capable: ClassVar[bool] = True
 
     def __init__(self, cfg: Channel, rngs: RngTree | None = None) -> None:
         if cfg.distance is not None and rngs is None:
@@ -76,26 +77,32 @@ class Link:
         return declared - {OFF_CLOCK} if self.cfg.distance is not None else declared
 
     def draws_cohort(self) -> bool:
-        """Whether :meth:`lost_cohort` stands for this link's attempts: its class declares
-        ``cohort_attempts`` and every attempt takes one airtime (a fixed rate)."""
-        return (bool(type(self).__dict__.get("cohort_attempts", False))
-                and isinstance(self.cfg.rate, FixedRate))
+        """Whether :meth:`cohort_attempts` stands for this link's attempts: its class
+        declares ``cohort_capable`` and its rate is a fixed or a shannon one."""
+        return (bool(type(self).__dict__.get("cohort_capable", False))
+                and isinstance(self.cfg.rate, (FixedRate, ShannonRate)))
 
     def attempt_airtime_s(self, n_bytes: int) -> float:
-        """The airtime of every attempt of ``n_bytes`` where it depends on no draw (a fixed
-        rate, as on a link that :meth:`draws_cohort`; or a link that draws nothing)."""
-        if not isinstance(self.cfg.rate, FixedRate):
-            assert not self.draws, "the airtime of a drawn SNR"
-            return self.transmit(0.0, n_bytes, None).airtime_s
-        rate_bps = self._rate_bps(None)
+        """The airtime of every attempt of ``n_bytes`` on a kind that draws no SNR (a fixed
+        rate, or a shannon rate at its ``snr_db``), without a distance model."""
+        rate_bps = self._rate_bps(Link._snr(self, 0.0, -1, None))  # the SNR drawn by none
         return n_bytes * 8.0 / rate_bps if rate_bps > 0 else math.inf
+
+    def cohort_attempts(self, clients: np.ndarray, t_s: np.ndarray, n_bytes: int,
+                        rng: np.random.Generator | None) -> tuple[np.ndarray, np.ndarray]:
+        """One attempt of ``n_bytes`` of each of ``clients`` (distinct ids), starting at
+        ``t_s``: whether each is lost, and its airtime, drawn for them all at once (the
+        law of :meth:`transmit`; a client's state, if any, moves on as there). At a
+        fixed airtime the loss is :meth:`lost_cohort`'s."""
+        airtime_s = self.attempt_airtime_s(n_bytes)
+        lost = (np.zeros(clients.size, dtype=bool) if rng is None
+                else self.lost_cohort(clients, t_s, airtime_s, rng))
+        return lost, np.full(clients.size, airtime_s)
 
     def lost_cohort(self, clients: np.ndarray, t_s: np.ndarray, airtime_s: float,
                     rng: np.random.Generator) -> np.ndarray:
-        """One attempt of each of ``clients`` (distinct ids), starting at ``t_s`` and
-        lasting ``airtime_s``: whether each is lost, drawn for them all at once (the same
-        law as :meth:`transmit`; a client's state, if any, moves on as there). Ideal:
-        none is."""
+        """Whether each attempt of :meth:`cohort_attempts` (one ``airtime_s``) is lost.
+        Ideal: none is."""
         return np.zeros(clients.size, dtype=bool)
 
     def transmit(self, t_s: float, n_bytes: int, rng: np.random.Generator | None, *,
@@ -150,7 +157,7 @@ class ErasureLink(Link):
     cfg: ErasureChannel
     draws = True
     engines = frozenset({PROCESS, CALLBACKS})
-    cohort_attempts = True
+    cohort_capable = True
 
     def _lost(self, t_s: float, airtime_s: float, snr: float | None, client: int,
               rng: np.random.Generator | None) -> bool:
@@ -177,7 +184,7 @@ class RayleighLink(Link):
     cfg: RayleighChannel
     draws = True
     engines = frozenset({PROCESS, CALLBACKS})
-    cohort_attempts = True
+    cohort_capable = True
 
     def _rate_snr(self, snr: float) -> float:
         threshold_db = self.cfg.threshold_db
@@ -200,13 +207,13 @@ class RayleighLink(Link):
         assert snr is not None, "a fading link draws an SNR"
         return threshold_db is not None and snr < db_to_linear(threshold_db)
 
-    def lost_cohort(self, clients: np.ndarray, t_s: np.ndarray, airtime_s: float,
-                    rng: np.random.Generator) -> np.ndarray:
-        """Outage of each attempt: its power gain (Rayleigh, or Rician with the K factor)
-        times the mean SNR below the threshold (no distance model: one mean SNR)."""
+    def cohort_attempts(self, clients: np.ndarray, t_s: np.ndarray, n_bytes: int,
+                        rng: np.random.Generator | None) -> tuple[np.ndarray, np.ndarray]:
+        """Each attempt's power gain (Rayleigh, or Rician with the K factor) times the
+        mean SNR (no distance model: one for everyone); lost below the threshold; at a
+        shannon rate the airtime at the capacity of max(SNR, threshold)."""
+        assert rng is not None, "a link that draws gets its stream"
         n, k, threshold_db = clients.size, self.cfg.k_factor, self.cfg.threshold_db
-        if threshold_db is None:  # the draw would set only the rate: fixed here
-            return np.zeros(n, dtype=bool)
         if k == 0:
             gain = rng.standard_exponential(n)
         else:
@@ -214,7 +221,15 @@ class RayleighLink(Link):
             los, spread = math.sqrt(k / (k + 1.0)), math.sqrt(0.5 / (k + 1.0))
             gain = (los + spread * x) ** 2 + (spread * y) ** 2
         snr = db_to_linear(self.mean_snr_db(-1, self.cfg.mean_snr_db)) * gain
-        return np.asarray(snr < db_to_linear(threshold_db))
+        floor = 0.0 if threshold_db is None else db_to_linear(threshold_db)
+        lost = snr < floor if threshold_db is not None else np.zeros(n, dtype=bool)
+        rate = self.cfg.rate
+        if not isinstance(rate, ShannonRate):
+            return lost, np.full(n, self.attempt_airtime_s(n_bytes))
+        rate_bps = rate.efficiency * rate.bandwidth_hz * np.log2(1.0 + np.maximum(snr, floor))
+        airtime_s = np.full(n, math.inf)
+        np.divide(n_bytes * 8.0, rate_bps, out=airtime_s, where=rate_bps > 0)
+        return lost, airtime_s
 
 
 def _gilbert_elliott_link(cfg: Any, rngs: RngTree | None) -> Link:

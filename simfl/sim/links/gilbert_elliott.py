@@ -19,7 +19,7 @@ class GilbertElliottLink(Link):
     cfg: GilbertElliottChannel
     draws = True
     engines = frozenset({PROCESS, CALLBACKS})
-    cohort_attempts = True
+    cohort_capable = True
 
     def __init__(self, cfg: GilbertElliottChannel, rngs: RngTree | None = None) -> None:
         super().__init__(cfg, rngs)
@@ -69,7 +69,7 @@ class ContinuousGilbertElliottLink(Link):
     cfg: ContinuousGilbertElliottChannel
     draws = True
     engines = frozenset({PROCESS, CALLBACKS})
-    cohort_attempts = True
+    cohort_capable = True
 
     def __init__(self, cfg: ContinuousGilbertElliottChannel, rngs: RngTree | None = None) -> None:
         super().__init__(cfg, rngs)

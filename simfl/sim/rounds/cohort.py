@@ -16,11 +16,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from simfl.core.records import Arrival, EventKind, Missing, MissingReason
-from simfl.sim.mac.aloha.cohort_upload import upload
+from simfl.sim.mac.aloha.cohort_upload import CohortUpload, upload
 from simfl.sim.mac.protocol import SlotContention
 from simfl.sim.rounds.device import Devices
 from simfl.sim.energy.source import Work
 from simfl.sim.energy.infinite import InfiniteEnergy
+from simfl.sim.energy.power_model import PowerModel
 
 Outcome = Arrival | Missing
 _ARRIVED, _GAVE_UP, _LATE, _COLLIDED, _ERASED = range(5)
@@ -37,7 +38,6 @@ def run_cohort(devices: Devices, mac: SlotContention, works: Sequence[Work], rou
     n_bits = 8 * d.model_bytes
     dl_s = d.links.downlink.transmit(t_invite, d.model_bytes, None).airtime_s
     uplink = d.links.uplink
-    ul_s = uplink.attempt_airtime_s(d.upload_bytes)
     t_now = [t_invite]
     meter.time_source = lambda: t_now[0]
     try:
@@ -58,12 +58,12 @@ def run_cohort(devices: Devices, mac: SlotContention, works: Sequence[Work], rou
     slot_end_s = (race.decided_slot + 1) * mac.slot_s
     granted = np.flatnonzero(race.granted)
     rng = d.rngs.stream(f"channel/uplink/cohort/{round}") if uplink.draws else None
-    up = upload(uplink, started[who[granted]], slot_end_s[granted], ul_s, d.arq_max_attempts,
-                t_deadline, rng)
+    up = upload(uplink, started[who[granted]], slot_end_s[granted], d.upload_bytes,
+                d.arq_max_attempts, t_deadline, rng)
     arrived, erased = np.zeros(who.size, dtype=bool), np.zeros(who.size, dtype=bool)
     arrived[granted], erased[granted] = up.arrived, up.erased
-    n_attempts, upload_end_s = np.zeros(who.size, dtype=np.int64), slot_end_s.copy()
-    n_attempts[granted], upload_end_s[granted] = up.n_attempts, up.end_s
+    upload_end_s = slot_end_s.copy()
+    upload_end_s[granted] = up.end_s
     gave_up = (race.decided_slot >= 0) & ~race.granted
     finished = arrived | erased | gave_up
     done_s = np.where(arrived | erased, upload_end_s, slot_end_s)
@@ -75,11 +75,10 @@ def run_cohort(devices: Devices, mac: SlotContention, works: Sequence[Work], rou
     # transmit power instead), the upload's attempts back to back
     end_s = np.where(finished, done_s, t_close)
     granted_s = np.where(race.granted, slot_end_s, end_s)
-    tx_w, tx_lump_j = meter.power.state_w("tx", 8 * d.upload_bytes, ul_s)
+    tx_j = np.zeros(who.size)
+    tx_j[granted] = _upload_j(meter.power, 8 * d.upload_bytes, up, t_close, granted.size)
     then_j = (meter.power.state_w("idle")[0] * (granted_s - ready_s[who])
-              + race.n_tx * (meter.power.contention_extra_w() * mac.slot_s)
-              + np.where(race.granted, tx_w * (end_s - granted_s)
-                         + n_attempts * (tx_lump_j or 0.0), 0.0))
+              + race.n_tx * (meter.power.contention_extra_w() * mac.slot_s) + tx_j)
     t_switch, t_end, extra_j = np.full(started.size, t_close), np.full(started.size, t_close), \
         np.zeros(started.size)
     t_switch[who], t_end[who], extra_j[who] = ready_s[who], end_s, then_j
@@ -93,8 +92,11 @@ def run_cohort(devices: Devices, mac: SlotContention, works: Sequence[Work], rou
     events: list[tuple[float, int, int, int, str, str]] = [
         (t, 0, c, 0, EventKind.COMPUTED, "") for c, t
               in zip(started[who].tolist(), ready_s[who].tolist())]
-    events += _lost_attempts(started[who[granted]], slot_end_s[granted], up.n_lost, ul_s)
-    d.retries += int(np.minimum(up.n_lost, d.arq_max_attempts - 1).sum())
+    lost = up.lost_by(t_deadline)
+    events += [(t, 1, c, k, EventKind.ATTEMPT_LOST, f"uplink {k}") for t, c, k in zip(
+        (up.start_s + up.airtime_s)[lost].tolist(), started[who[granted[up.upload[lost]]]].tolist(),
+        up.number[lost].tolist())]
+    d.retries += int((up.number[lost] < d.arq_max_attempts).sum())
     for c, k, t in zip(started.tolist(), code.tolist(), t_end.tolist()):
         if k == _ARRIVED:
             outcomes.append(Arrival(c, round, t, int(d.n_samples[c])))
@@ -115,16 +117,14 @@ def run_cohort(devices: Devices, mac: SlotContention, works: Sequence[Work], rou
     return outcomes, t_close
 
 
-def _lost_attempts(clients: np.ndarray, start_s: np.ndarray, n_lost: np.ndarray,
-                   airtime_s: float) -> list[tuple[float, int, int, int, str, str]]:
-    """The records of the lost upload attempts: attempt k (from 1) of client i, begun at
-    ``start_s[i]`` + (k - 1) ``airtime_s``, for k up to ``n_lost[i]``, at its end."""
-    if not n_lost.any():
-        return []
-    each = np.repeat(np.arange(clients.size), n_lost)
-    number = np.arange(each.size) - np.repeat(np.cumsum(n_lost) - n_lost, n_lost) + 1
-    ends = start_s[each]
-    for step in range(int(n_lost.max())):  # back to back, as the uploads' clock adds them
-        ends = np.where(number > step, ends + airtime_s, ends)
-    return [(t, 1, c, k, EventKind.ATTEMPT_LOST, f"uplink {k}")
-            for t, c, k in zip(ends.tolist(), clients[each].tolist(), number.tolist())]
+
+def _upload_j(power: PowerModel, n_bits: int, up: CohortUpload, t_close: float,
+              n_uploads: int) -> np.ndarray:
+    """Each upload's transmit energy: every attempt at the transmit power of its airtime
+    while the radio is on (to its end, or the close), plus any lump per attempt."""
+    airtimes, index = np.unique(up.airtime_s, return_inverse=True)
+    drawn = [power.state_w("tx", n_bits, airtime_s) for airtime_s in airtimes.tolist()]
+    tx_w = np.array([w for w, _ in drawn])[index]
+    lump_j = np.array([lump or 0.0 for _, lump in drawn])[index]
+    on_s = np.minimum(up.start_s + up.airtime_s, t_close) - up.start_s
+    return np.bincount(up.upload, weights=tx_w * on_s + lump_j, minlength=n_uploads)

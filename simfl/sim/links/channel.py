@@ -26,6 +26,7 @@ from simfl.core.config.network import (Channel, ContinuousGilbertElliottChannel,
 from simfl.core.config.mac import CALLBACKS, OFF_CLOCK, PROCESS
 from simfl.core.registry import implementation_of, implements
 from simfl.core.rng import RngTree
+from simfl.sim.links.cohort_draws import power_gains, shannon_airtimes_s
 
 #: what a link class claims when it declares no engines of its own
 PROCESS_ONLY = frozenset({PROCESS})
@@ -53,9 +54,8 @@ class Link:
     #: the device-round engines (:mod:`simfl.sim.rounds.engines`) on which rounds over
     #: this class of link give the processes' results; read from each class itself
     engines: ClassVar[frozenset[str]] = frozenset({PROCESS, CALLBACKS, OFF_CLOCK})
-    #: whether :meth:`cohort_attempts` draws this class's attempts for a whole cohort
-    #: (read from each class itself: a subclass that does not declare it draws per
-    #: attempt only)
+    #: whether :meth:`cohort_attempts` draws this class's attempts for a cohort at once;
+    #: read from each class itself (a subclass that declares none does not)
     cohort_capable: ClassVar[bool] = True
 
     def __init__(self, cfg: Channel, rngs: RngTree | None = None) -> None:
@@ -67,33 +67,29 @@ class Link:
 
     def round_engines(self, cohort: bool = False) -> frozenset[str]:
         """The engines this link runs rounds on: those its own class declares (a subclass
-        that declares none claims the processes only); off the clock only when every
-        client's attempt takes one airtime (no distance model). With ``cohort`` (the
-        uplink of a round whose contention is settled for the whole cohort at once) also
-        off the clock when the link draws a cohort's attempts (:meth:`draws_cohort`)."""
+        that declares none claims the processes only), and with ``cohort`` (the uplink of
+        a round whose contention is settled for the whole cohort at once) off the clock
+        if it :meth:`draws_cohort`; off the clock never with a distance model."""
         declared: frozenset[str] = type(self).__dict__.get("engines", PROCESS_ONLY)
         if cohort and self.draws_cohort():
             declared = declared | {OFF_CLOCK}
         return declared - {OFF_CLOCK} if self.cfg.distance is not None else declared
 
     def draws_cohort(self) -> bool:
-        """Whether :meth:`cohort_attempts` stands for this link's attempts: its class
-        declares ``cohort_capable`` and its rate is a fixed or a shannon one."""
+        """Whether :meth:`cohort_attempts` serves (declared; a fixed or shannon rate)."""
         return (bool(type(self).__dict__.get("cohort_capable", False))
                 and isinstance(self.cfg.rate, (FixedRate, ShannonRate)))
 
     def attempt_airtime_s(self, n_bytes: int) -> float:
-        """The airtime of every attempt of ``n_bytes`` on a kind that draws no SNR (a fixed
-        rate, or a shannon rate at its ``snr_db``), without a distance model."""
+        """Each attempt's airtime for ``n_bytes`` on a kind that draws no SNR (no distance)."""
         rate_bps = self._rate_bps(Link._snr(self, 0.0, -1, None))  # the SNR drawn by none
         return n_bytes * 8.0 / rate_bps if rate_bps > 0 else math.inf
 
     def cohort_attempts(self, clients: np.ndarray, t_s: np.ndarray, n_bytes: int,
                         rng: np.random.Generator | None) -> tuple[np.ndarray, np.ndarray]:
-        """One attempt of ``n_bytes`` of each of ``clients`` (distinct ids), starting at
-        ``t_s``: whether each is lost, and its airtime, drawn for them all at once (the
-        law of :meth:`transmit`; a client's state, if any, moves on as there). At a
-        fixed airtime the loss is :meth:`lost_cohort`'s."""
+        """One attempt of ``n_bytes`` by each of ``clients`` (distinct ids) from ``t_s``:
+        whether each is lost, and its airtime, drawn at once with :meth:`transmit`'s law
+        (client state, if any, moves on as there); :meth:`lost_cohort` decides the loss."""
         airtime_s = self.attempt_airtime_s(n_bytes)
         lost = (np.zeros(clients.size, dtype=bool) if rng is None
                 else self.lost_cohort(clients, t_s, airtime_s, rng))
@@ -101,8 +97,7 @@ class Link:
 
     def lost_cohort(self, clients: np.ndarray, t_s: np.ndarray, airtime_s: float,
                     rng: np.random.Generator) -> np.ndarray:
-        """Whether each attempt of :meth:`cohort_attempts` (one ``airtime_s``) is lost.
-        Ideal: none is."""
+        """Which attempts of :meth:`cohort_attempts` (one ``airtime_s``) are lost: none."""
         return np.zeros(clients.size, dtype=bool)
 
     def transmit(self, t_s: float, n_bytes: int, rng: np.random.Generator | None, *,
@@ -209,27 +204,17 @@ class RayleighLink(Link):
 
     def cohort_attempts(self, clients: np.ndarray, t_s: np.ndarray, n_bytes: int,
                         rng: np.random.Generator | None) -> tuple[np.ndarray, np.ndarray]:
-        """Each attempt's power gain (Rayleigh, or Rician with the K factor) times the
-        mean SNR (no distance model: one for everyone); lost below the threshold; at a
-        shannon rate the airtime at the capacity of max(SNR, threshold)."""
+        """SNR: a power gain times the one mean SNR; lost below the threshold; a shannon
+        rate's airtime at the capacity of max(SNR, threshold)."""
         assert rng is not None, "a link that draws gets its stream"
-        n, k, threshold_db = clients.size, self.cfg.k_factor, self.cfg.threshold_db
-        if k == 0:
-            gain = rng.standard_exponential(n)
-        else:
-            x, y = rng.standard_normal((2, n))
-            los, spread = math.sqrt(k / (k + 1.0)), math.sqrt(0.5 / (k + 1.0))
-            gain = (los + spread * x) ** 2 + (spread * y) ** 2
-        snr = db_to_linear(self.mean_snr_db(-1, self.cfg.mean_snr_db)) * gain
+        threshold_db, rate = self.cfg.threshold_db, self.cfg.rate
+        snr = (db_to_linear(self.mean_snr_db(-1, self.cfg.mean_snr_db))
+               * power_gains(self.cfg.k_factor, clients.size, rng))
         floor = 0.0 if threshold_db is None else db_to_linear(threshold_db)
-        lost = snr < floor if threshold_db is not None else np.zeros(n, dtype=bool)
-        rate = self.cfg.rate
-        if not isinstance(rate, ShannonRate):
-            return lost, np.full(n, self.attempt_airtime_s(n_bytes))
-        rate_bps = rate.efficiency * rate.bandwidth_hz * np.log2(1.0 + np.maximum(snr, floor))
-        airtime_s = np.full(n, math.inf)
-        np.divide(n_bytes * 8.0, rate_bps, out=airtime_s, where=rate_bps > 0)
-        return lost, airtime_s
+        lost = snr < floor  # no threshold: never
+        if isinstance(rate, ShannonRate):
+            return lost, shannon_airtimes_s(rate, n_bytes, np.maximum(snr, floor))
+        return lost, np.full(clients.size, self.attempt_airtime_s(n_bytes))
 
 
 def _gilbert_elliott_link(cfg: Any, rngs: RngTree | None) -> Link:

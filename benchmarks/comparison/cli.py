@@ -42,6 +42,13 @@ def main(description: str) -> None:
                              "(default 1 / --scale-contending)")
     parser.add_argument("--scale-channels", type=int, default=4,
                         help="slotted ALOHA's access channels in the scale workload (default 4)")
+    parser.add_argument("--scale-uplink", default="ideal",
+                        help="the scale workload's uplink: ideal (default), quickstart (the "
+                             "quickstart scenario's lossy uplink and its ARQ attempts) or a "
+                             "channel kind with its defaults (e.g. gilbert_elliott)")
+    parser.add_argument("--scale-arq", type=int, default=None,
+                        help="ARQ attempts of the scale workload's uplink (default: "
+                             "quickstart's with its uplink, else 1)")
     parser.add_argument("--scale-radio", action="store_true",
                         help="place the scale workload's clients in a 500 m disc around one "
                              "access point, with the shared radio (8 dB shadowing)")
@@ -131,7 +138,8 @@ def main(description: str) -> None:
         r = run_arm({"arm": "scale", "n_clients": args.scale_clients, "threads": args.threads,
                      "contending": args.scale_contending, "rounds": scale_rounds,
                      "mac": args.scale_mac, "radio": args.scale_radio,
-                     "access_prob": args.scale_access_prob, "channels": args.scale_channels},
+                     "access_prob": args.scale_access_prob, "channels": args.scale_channels,
+                     "uplink": args.scale_uplink, "arq": args.scale_arq},
                     args.scale_timeout_s)
         report["scale"] = r
         if "error" in r:
@@ -140,7 +148,8 @@ def main(description: str) -> None:
             if r["trained_updates"] != r["aggregated_updates"]:
                 problems.append("scale: trained_updates != aggregated_updates")
             print(f"scale workload: timing only, {args.scale_clients:,} registered clients, "
-                  f"{args.scale_contending:,} invited per round, MAC {r['mac']}, {r['rounds']} rounds"
+                  f"{args.scale_contending:,} invited per round, MAC {r['mac']}, {r['rounds']} rounds, "
+                  f"uplink {r['uplink']} ({r['arq']} ARQ attempt(s))"
                   + (", placed clients on the shared radio" if args.scale_radio else "")
                   + (f", access_prob {args.scale_access_prob or 1 / args.scale_contending:g} "
                      f"on {args.scale_channels} channel(s)" if "aloha" in r["mac"] else ""))

@@ -38,7 +38,7 @@ def worker(argv: list[str]) -> None:
     elif arm == "scale":
         out = arm_scale(args["n_clients"], args["contending"], args["rounds"], args["mac"],
                         args.get("radio", False), args.get("access_prob"),
-                        args.get("channels", 4))
+                        args.get("channels", 4), args.get("uplink", "ideal"), args.get("arq"))
     else:
         out = arm_gpu(args["rounds"], args["device"], args["users"])
     out["self_max_rss_b"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -26,6 +26,7 @@ from simfl.core.config.network import (Channel, ContinuousGilbertElliottChannel,
 from simfl.core.config.mac import CALLBACKS, OFF_CLOCK, PROCESS
 from simfl.core.registry import implementation_of, implements
 from simfl.core.rng import RngTree
+from simfl.sim.links.cohort_draws import power_gains, shannon_airtimes_s
 
 #: what a link class claims when it declares no engines of its own
 PROCESS_ONLY = frozenset({PROCESS})
@@ -53,6 +54,9 @@ class Link:
     #: the device-round engines (:mod:`simfl.sim.rounds.engines`) on which rounds over
     #: this class of link give the processes' results; read from each class itself
     engines: ClassVar[frozenset[str]] = frozenset({PROCESS, CALLBACKS, OFF_CLOCK})
+    #: whether :meth:`cohort_attempts` draws this class's attempts for a cohort at once;
+    #: read from each class itself (a subclass that declares none does not)
+    cohort_capable: ClassVar[bool] = True
 
     def __init__(self, cfg: Channel, rngs: RngTree | None = None) -> None:
         if cfg.distance is not None and rngs is None:
@@ -61,12 +65,40 @@ class Link:
         self.rngs = rngs
         self._shift_db: dict[int, float] = {}
 
-    def round_engines(self) -> frozenset[str]:
+    def round_engines(self, cohort: bool = False) -> frozenset[str]:
         """The engines this link runs rounds on: those its own class declares (a subclass
-        that declares none claims the processes only); off the clock only when every
-        client's attempt takes one airtime (no distance model)."""
+        that declares none claims the processes only), and with ``cohort`` (the uplink of
+        a round whose contention is settled for the whole cohort at once) off the clock
+        if it :meth:`draws_cohort`; off the clock never with a distance model."""
         declared: frozenset[str] = type(self).__dict__.get("engines", PROCESS_ONLY)
+        if cohort and self.draws_cohort():
+            declared = declared | {OFF_CLOCK}
         return declared - {OFF_CLOCK} if self.cfg.distance is not None else declared
+
+    def draws_cohort(self) -> bool:
+        """Whether :meth:`cohort_attempts` serves (declared; a fixed or shannon rate)."""
+        return (bool(type(self).__dict__.get("cohort_capable", False))
+                and isinstance(self.cfg.rate, (FixedRate, ShannonRate)))
+
+    def attempt_airtime_s(self, n_bytes: int) -> float:
+        """Each attempt's airtime for ``n_bytes`` on a kind that draws no SNR (no distance)."""
+        rate_bps = self._rate_bps(Link._snr(self, 0.0, -1, None))  # the SNR drawn by none
+        return n_bytes * 8.0 / rate_bps if rate_bps > 0 else math.inf
+
+    def cohort_attempts(self, clients: np.ndarray, t_s: np.ndarray, n_bytes: int,
+                        rng: np.random.Generator | None) -> tuple[np.ndarray, np.ndarray]:
+        """One attempt of ``n_bytes`` by each of ``clients`` (distinct ids) from ``t_s``:
+        whether each is lost, and its airtime, drawn at once with :meth:`transmit`'s law
+        (client state, if any, moves on as there); :meth:`lost_cohort` decides the loss."""
+        airtime_s = self.attempt_airtime_s(n_bytes)
+        lost = (np.zeros(clients.size, dtype=bool) if rng is None
+                else self.lost_cohort(clients, t_s, airtime_s, rng))
+        return lost, np.full(clients.size, airtime_s)
+
+    def lost_cohort(self, clients: np.ndarray, t_s: np.ndarray, airtime_s: float,
+                    rng: np.random.Generator) -> np.ndarray:
+        """Which attempts of :meth:`cohort_attempts` (one ``airtime_s``) are lost: none."""
+        return np.zeros(clients.size, dtype=bool)
 
     def transmit(self, t_s: float, n_bytes: int, rng: np.random.Generator | None, *,
                  client: int = -1) -> Delivery:
@@ -120,11 +152,16 @@ class ErasureLink(Link):
     cfg: ErasureChannel
     draws = True
     engines = frozenset({PROCESS, CALLBACKS})
+    cohort_capable = True
 
     def _lost(self, t_s: float, airtime_s: float, snr: float | None, client: int,
               rng: np.random.Generator | None) -> bool:
         assert rng is not None, "a link that draws gets its stream"
         return bool(rng.random() < self.cfg.p)
+
+    def lost_cohort(self, clients: np.ndarray, t_s: np.ndarray, airtime_s: float,
+                    rng: np.random.Generator) -> np.ndarray:
+        return np.asarray(rng.random(clients.size) < self.cfg.p)
 
 
 class RayleighLink(Link):
@@ -142,6 +179,7 @@ class RayleighLink(Link):
     cfg: RayleighChannel
     draws = True
     engines = frozenset({PROCESS, CALLBACKS})
+    cohort_capable = True
 
     def _rate_snr(self, snr: float) -> float:
         threshold_db = self.cfg.threshold_db
@@ -163,6 +201,20 @@ class RayleighLink(Link):
         threshold_db = self.cfg.threshold_db
         assert snr is not None, "a fading link draws an SNR"
         return threshold_db is not None and snr < db_to_linear(threshold_db)
+
+    def cohort_attempts(self, clients: np.ndarray, t_s: np.ndarray, n_bytes: int,
+                        rng: np.random.Generator | None) -> tuple[np.ndarray, np.ndarray]:
+        """SNR: a power gain times the one mean SNR; lost below the threshold; a shannon
+        rate's airtime at the capacity of max(SNR, threshold)."""
+        assert rng is not None, "a link that draws gets its stream"
+        threshold_db, rate = self.cfg.threshold_db, self.cfg.rate
+        snr = (db_to_linear(self.mean_snr_db(-1, self.cfg.mean_snr_db))
+               * power_gains(self.cfg.k_factor, clients.size, rng))
+        floor = 0.0 if threshold_db is None else db_to_linear(threshold_db)
+        lost = snr < floor  # no threshold: never
+        if isinstance(rate, ShannonRate):
+            return lost, shannon_airtimes_s(rate, n_bytes, np.maximum(snr, floor))
+        return lost, np.full(clients.size, self.attempt_airtime_s(n_bytes))
 
 
 def _gilbert_elliott_link(cfg: Any, rngs: RngTree | None) -> Link:

@@ -19,6 +19,7 @@ class GilbertElliottLink(Link):
     cfg: GilbertElliottChannel
     draws = True
     engines = frozenset({PROCESS, CALLBACKS})
+    cohort_capable = True
 
     def __init__(self, cfg: GilbertElliottChannel, rngs: RngTree | None = None) -> None:
         super().__init__(cfg, rngs)
@@ -38,6 +39,19 @@ class GilbertElliottLink(Link):
         self._bad[client] = bool(bad)
         return bool(rng.random() < (cfg.loss_bad if bad else cfg.loss_good))
 
+    def lost_cohort(self, clients: np.ndarray, t_s: np.ndarray, airtime_s: float,
+                    rng: np.random.Generator) -> np.ndarray:
+        """Each client's chain one step on (from its stationary law at its first attempt),
+        then the loss of the state it is in."""
+        cfg, ids = self.cfg, clients.tolist()
+        known = self._bad
+        before = np.fromiter((known.get(c, -1) for c in ids), dtype=np.int8, count=len(ids))
+        u = rng.random(len(ids))
+        bad = np.where(before < 0, u < cfg.p_gb / (cfg.p_gb + cfg.p_bg),
+                       np.where(before == 1, u >= cfg.p_bg, u < cfg.p_gb))
+        known.update(zip(ids, bad.tolist()))
+        return np.asarray(rng.random(len(ids)) < np.where(bad, cfg.loss_bad, cfg.loss_good))
+
 
 class ContinuousGilbertElliottLink(Link):
     """Continuous-time Gilbert-Elliott chain of each client, sampled when the link is used.
@@ -55,6 +69,7 @@ class ContinuousGilbertElliottLink(Link):
     cfg: ContinuousGilbertElliottChannel
     draws = True
     engines = frozenset({PROCESS, CALLBACKS})
+    cohort_capable = True
 
     def __init__(self, cfg: ContinuousGilbertElliottChannel, rngs: RngTree | None = None) -> None:
         super().__init__(cfg, rngs)
@@ -86,3 +101,37 @@ class ContinuousGilbertElliottLink(Link):
             return bool(u < cfg.loss_bad)
         return t_change < t_s + airtime_s or bool(u < cfg.loss_good)
 
+
+    def lost_cohort(self, clients: np.ndarray, t_s: np.ndarray, airtime_s: float,
+                    rng: np.random.Generator) -> np.ndarray:
+        """Each client's state at ``t_s`` (kept while its drawn sojourn lasts, else drawn
+        from the transition law since the change, and a fresh sojourn), then the loss of
+        an attempt of ``airtime_s`` from there, as :meth:`_lost` does for one."""
+        cfg, ids, n = self.cfg, clients.tolist(), clients.size
+        a, b = cfg.rate_gb_per_s, cfg.rate_bg_per_s
+        pi_bad = a / (a + b)
+        seen = self._seen
+        first = (False, -math.inf, -math.inf)
+        last = np.array([seen.get(c, first) for c in ids], dtype=float).reshape(n, 3)
+        known = np.fromiter((c in seen for c in ids), dtype=bool, count=n)
+        early = known & (t_s < last[:, 2])
+        if early.any():
+            i = int(np.flatnonzero(early)[0])
+            raise ValueError(f"client {ids[i]}: attempt at {t_s[i]} s before one at "
+                             f"{last[i, 2]} s")
+        bad = np.where(known, last[:, 0] > 0, rng.random(n) < pi_bad)
+        t_change = last[:, 1]
+        ended = t_change <= t_s  # never seen: -inf, a sojourn to draw
+        moved = ended & known
+        decay = np.exp(-(a + b) * (t_s - np.where(moved, t_change, t_s)))
+        p_bad = np.where(bad, pi_bad * (1.0 - decay), pi_bad + (1.0 - pi_bad) * decay)
+        bad = np.where(moved, rng.random(n) < p_bad, bad)
+        leave_per_s = np.where(bad, b, a)
+        sojourn_s = np.full(n, math.inf)
+        np.divide(rng.standard_exponential(n), leave_per_s, out=sojourn_s,
+                  where=leave_per_s > 0)
+        t_change = np.where(ended, t_s + sojourn_s, t_change)
+        seen.update(zip(ids, zip(bad.tolist(), t_change.tolist(), t_s.tolist())))
+        u = rng.random(n)
+        return np.asarray(np.where(bad, u < cfg.loss_bad,
+                                   (t_change < t_s + airtime_s) | (u < cfg.loss_good)))

@@ -15,15 +15,19 @@ the same outcomes, energy and records to the last bit where they apply:
 
 A MAC claims engines in its config's capabilities
 (:class:`~simfl.core.config.mac.MacCapabilities`, narrowed by the MAC for its settings),
-a link in its class (:meth:`~simfl.sim.links.channel.Link.round_engines`); the energy
+a link in its class (:meth:`~simfl.sim.links.channel.Link.round_engines`; a lossy uplink
+claims the loop off the clock where slotted ALOHA settles the cohort at once); the energy
 source and the downlink mode decide the rest. Every kind runs on processes. A round runs
 on the lightest engine that every collaborator claims and the round allows.
 """
 
 from __future__ import annotations
 
+from typing import cast
+
 from simfl.core.config.mac import CALLBACKS, ENGINES, OFF_CLOCK, PROCESS
 from simfl.sim.energy.infinite import InfiniteEnergy
+from simfl.sim.mac.protocol import OffClockAccess
 from simfl.sim.rounds.device import Devices
 
 #: every engine, the default that a simulation may choose from
@@ -37,8 +41,10 @@ def claimed_engines(devices: Devices) -> frozenset[str]:
     if type(devices.energy) is not InfiniteEnergy or devices.broadcast_s is not None:
         return frozenset({PROCESS})
     claimed = devices.mac.capabilities.engines
-    for link in devices.links:
-        claimed = claimed & link.round_engines()
+    slots = cast(OffClockAccess, devices.mac).slots if OFF_CLOCK in claimed else None
+    cohort = slots is not None and slots.by_cohort  # then the uplink's losses too
+    claimed = (claimed & devices.links.downlink.round_engines()
+               & devices.links.uplink.round_engines(cohort=cohort))
     return claimed | {PROCESS}
 
 

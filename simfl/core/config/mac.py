@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from simfl.core.config.checks import finite, positive, probability, require
+from simfl.core.config.fading import Fading
 from simfl.core.config.node import Choice, Node
 from simfl.core.config.papers import RANDOM_ACCESS
 from simfl.core.config.scheduler import scheduler_named
@@ -254,6 +255,9 @@ class RelayMac(Mac):
 
 #: the most resource blocks a band may have
 MAX_RESOURCE_BLOCKS = 100_000
+#: shortest and longest scheduling interval (TTI) with selectivity: NR's shortest slot
+#: is 1/32 ms; a second is far coarser than any scheduler's
+MIN_TTI_S, MAX_TTI_S = 1e-5, 1.0
 
 
 @dataclass(frozen=True)
@@ -286,6 +290,14 @@ class OfdmaMac(Mac):
     ``reuse``: 1 (every cell has the whole band) or 3 (with three sectors per site, sector
     s of every site uses the third s of the band: each cell has a third, and only cells
     of the same third interfere).
+    ``selectivity``: null (the default: every block of the band sees the client's mean
+    SNR, split as above) or a fading law (``rayleigh``, ``rician``; ``none``: unit gains)
+    drawn per resource block and TTI (needs ``network.radio`` and ``resource_blocks``):
+    ``coherence_blocks`` adjacent blocks share one gain (1: independent blocks), and in
+    time the law's ``coherence_s`` (0: a fresh gain every TTI; else block fading over
+    windows of that length) or ``doppler_hz`` (Gauss-Markov with Jakes' correlation per
+    TTI). The scheduler then gives each block of each TTI of ``tti_s`` seconds to one
+    upload (:mod:`simfl.sim.mac.tti_band`).
     """
 
     kind = "ofdma"
@@ -299,6 +311,9 @@ class OfdmaMac(Mac):
     downlink: Literal["shared", "private"] = "shared"
     interference: Literal["none", "average"] = "none"
     reuse: Literal[1, 3] = 1
+    selectivity: Fading | None = None
+    coherence_blocks: int = 1
+    tti_s: float = 1e-3
 
     def check_in(self, network: Network) -> None:
         require(self.interference == "none" or network.radio is not None,
@@ -310,6 +325,9 @@ class OfdmaMac(Mac):
                                     and hexagonal.sectors == 3), "mac.reuse", self.reuse,
                 "1 unless network.radio is set and network.cells.hexagonal has 3 sectors "
                 "(each sector takes its own third of the band)")
+        require(self.selectivity is None or network.radio is not None, "mac.selectivity",
+                self.selectivity.kind if self.selectivity is not None else None,
+                "null without network.radio (a block's rate needs the client's SNR)")
 
     def validate(self) -> None:
         blocks = self.resource_blocks
@@ -321,3 +339,20 @@ class OfdmaMac(Mac):
         finite(self, "pf_time_constant_s")
         require(not (blocks and self.scheduler == "min_latency"), "resource_blocks", blocks,
                 "null or 0 with scheduler min_latency (its split is continuous)")
+        require(MIN_TTI_S <= self.tti_s <= MAX_TTI_S, "tti_s", self.tti_s,
+                f"a scheduling interval in [{MIN_TTI_S:g}, {MAX_TTI_S:g}] seconds")
+        require(1 <= self.coherence_blocks <= MAX_RESOURCE_BLOCKS, "coherence_blocks",
+                self.coherence_blocks, f"an integer in [1, {MAX_RESOURCE_BLOCKS}]")
+        fading = self.selectivity
+        if fading is None:
+            return
+        require(bool(blocks), "resource_blocks", blocks,
+                "an integer >= 1 with selectivity (its gains are per resource block)")
+        require(self.scheduler != "min_latency", "scheduler", self.scheduler,
+                "a scheduler other than min_latency with selectivity (min_latency's split "
+                "is continuous)")
+        require(self.coherence_blocks <= (blocks or 0), "coherence_blocks",
+                self.coherence_blocks, f"an integer in [1, resource_blocks = {blocks}]")
+        require(fading.coherence_s == 0.0 or fading.coherence_s >= self.tti_s,
+                "selectivity.coherence_s", fading.coherence_s,
+                f"0 (a fresh gain every TTI) or a coherence time >= tti_s = {self.tti_s:g} s")

@@ -13,6 +13,14 @@ share of the blocks (continuous: 1/n of the band all the time).
 (exponentially averaged with ``pf_time_constant_s`` while the client is in the band).
 ``min_latency``: fractions fixed when the round's first upload joins (see :meth:`plan`).
 
+With ``selectivity`` (per-block fading, :mod:`simfl.sim.mac.tti_band`) the split is made
+per TTI and block instead (:meth:`BandSplit.block_owners`): ``max_rate`` gives each
+block to the upload with the best rate on it, ``proportional_fair`` to the best rate on
+it over the upload's average throughput, ``round_robin`` deals the blocks in turn
+(continuing from the previous TTI's last), and ``equal`` (or a scheduler of one's own, or
+a round policy's shares) gives each upload its whole blocks of :meth:`shares` as
+adjacent runs in client order.
+
 Every built-in scheduler kind (:mod:`simfl.core.config.scheduler`) is implemented by
 :class:`BandSplit`; a scheduler of one's own subclasses it and overrides
 :meth:`BandSplit.fractions` (the other methods then serve it as they serve ``equal``).
@@ -51,6 +59,7 @@ class BandSplit:
         self.cfg, self.radio = cfg, radio
         self.blocks = cfg.resource_blocks or 0
         self.avg_bps = np.full(n_clients, np.nan)  # proportional fair's averages
+        self.rr_turn: dict[int, int] = {}  # round robin per TTI: each cell's next turn
         self.fixed = np.zeros(n_clients)  # min latency's (or a policy's) fractions, this round
         self.needs_plan = False
         self.assigned = False  # a round policy fixed this round's fractions
@@ -137,6 +146,31 @@ class BandSplit:
         old = self.avg_bps[clients]
         self.avg_bps[clients] = np.where(np.isnan(old), rates_bps,
                                          keep * old + (1.0 - keep) * rates_bps)
+
+    def block_owners(self, cell: int, clients: np.ndarray, block_bps: np.ndarray
+                     ) -> np.ndarray:
+        """Who gets each resource block in this TTI: for each block (column of
+        ``block_bps``, the rates of ``clients``, one row each, on each block) the row
+        of its upload, or -1 (unused)."""
+        n, blocks = block_bps.shape
+        kind = self.cfg.scheduler
+        if not self.assigned and kind == "max_rate":
+            return np.asarray(np.argmax(block_bps, axis=0))
+        if not self.assigned and kind == "proportional_fair":
+            avg = self.avg_bps[clients]
+            fresh = np.isnan(avg)  # new in the band: its rate on an equal share
+            avg[fresh] = block_bps[fresh].sum(axis=1) / n
+            self.avg_bps[clients] = avg
+            return np.asarray(np.argmax(block_bps / np.maximum(avg, 1e-300)[:, None], axis=0))
+        if not self.assigned and kind == "round_robin":
+            turn = self.rr_turn.get(cell, 0)
+            self.rr_turn[cell] = (turn + blocks) % n
+            return np.asarray((turn + np.arange(blocks)) % n)
+        counts = np.rint(whole_blocks(self.shares(clients, block_bps.sum(axis=1)), blocks)
+                         * blocks).astype(np.int64)
+        owners = np.full(blocks, -1, dtype=np.int64)
+        owners[:counts.sum()] = np.repeat(np.arange(n), counts)
+        return owners
 
     def plan(self, started: np.ndarray, n_bits: float, deadline_s: float) -> list[int]:
         """Fix the min-latency split of the round's ``started`` clients, each with

@@ -17,6 +17,8 @@ rate (bits / airtime). With ``downlink = "shared"`` a second band of the same ki
 the unicast downloads (:mod:`simfl.sim.mac.shared_downlink`). With ``interference =
 "average"`` the uploads of the other cells raise each cell's noise floor
 (:mod:`simfl.sim.mac.interference`), so every start and finish recomputes every cell.
+With ``selectivity`` set the band is scheduled per TTI and resource block instead
+(:mod:`simfl.sim.mac.tti_band`): the same arrays, but one event per TTI.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from simfl.sim.mac.protocol import LOST_ON_LINK, Transmission, Uplink
 from simfl.sim.mac.band_split import BandSplit, build_band_split
 from simfl.sim.mac.interference import CellInterference
 from simfl.sim.mac.shared_downlink import DownlinkSplit
+from simfl.sim.mac.tti_band import TtiBand
 from simfl.sim.radio.capture import Air
 from simfl.sim.radio.radio_map import RadioMap
 
@@ -79,6 +82,7 @@ class OfdmaAccess(MacBase):
     split: BandSplit | None = None
     downloads: OfdmaAccess | None = None  # the downlink's band (``downlink = "shared"``)
     interference: CellInterference | None = None  # ``interference = "average"``
+    tti: TtiBand | None = None  # ``selectivity``: the band per TTI and block
     _generation = 0
     _cells: dict[int, _Cell] = {}  # replaced by each round's own (never mutated here)
 
@@ -98,10 +102,15 @@ class OfdmaAccess(MacBase):
         self.split.new_round()
         if self.interference is not None:
             self.interference.new_round()
+        if self.cfg.selectivity is not None:
+            if self.tti is None:  # one for the run (its fading gains have memory)
+                self.tti = TtiBand(self.cfg, self.split, self.env, self.rngs, self.n_clients,
+                                   self.interference)
+            self.tti.open_round()
         if self.cfg.downlink == "shared":
             if self.downloads is None:  # the downlink's band, split equally
                 cfg = dataclasses.replace(self.cfg, scheduler="equal", downlink="private",
-                                          interference="none", reuse=1)
+                                          interference="none", reuse=1, selectivity=None)
                 self.downloads = OfdmaAccess(cfg, self.env, self.rngs, self.n_clients)
                 self.downloads.split = DownlinkSplit(cfg, self.radio, self.n_clients)
             self.downloads.open_round(round, started)
@@ -109,6 +118,8 @@ class OfdmaAccess(MacBase):
     def close_round(self) -> None:
         self._cells = {}
         self._generation += 1  # finish events still due are stale
+        if self.tti is not None:
+            self.tti.close_round()
         if self.downloads is not None:
             self.downloads.close_round()
         return None
@@ -145,6 +156,9 @@ class OfdmaAccess(MacBase):
         done = self.env.event()
         if airtime_s <= 0 or n_bits <= 0:
             return done.succeed(True)
+        if self.tti is not None:
+            self.tti.join(split.cell(client), client, float(n_bits), done)
+            return done
         self._settle()
         cell = split.cell(client)
         self._cells.setdefault(cell, _Cell()).join(client, float(n_bits), n_bits / airtime_s,
@@ -160,6 +174,9 @@ class OfdmaAccess(MacBase):
         if self.downloads is not None:
             self.downloads.leave(client)
         key = 0 if self.split is None else self.split.cell(client)
+        if self.tti is not None:
+            self.tti.leave(key, client)
+            return False
         cell = self._cells.get(key)
         if cell is not None and client in cell.done:
             self._settle()

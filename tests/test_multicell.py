@@ -1,7 +1,8 @@
-"""The multi-cell study (7 UMa sites, interference, fractional power control, three OFDMA
-schedulers): its quick mode end to end, its power-control operating points, a layout that
-survives being written out and read back (overrides, sweeps, resume), a byte-identical
-resume, and one line for each bad multi-cell setting."""
+"""The multi-cell study (7 UMa sites, interference, fractional power control, a
+frequency-selective band under three OFDMA schedulers): its quick mode end to end, its
+power-control operating points, a layout that survives being written out and read back
+(overrides, sweeps, resume), a byte-identical resume, and one line for each bad
+multi-cell setting."""
 
 import importlib.util
 import math
@@ -42,7 +43,10 @@ def test_the_study_scenario_is_seven_interfering_uma_cells():
     scenario = study.scenario()
     assert len(scenario.network.cells.access_points) == 7
     assert scenario.network.radio.path_loss.kind == "uma"
-    assert scenario.network.mac.kind == "ofdma" and scenario.network.mac.interference == "average"
+    mac = scenario.network.mac
+    assert mac.kind == "ofdma" and mac.interference == "average"
+    # a frequency-selective band, scheduled per block and interval
+    assert mac.selectivity.kind == "rayleigh" and mac.resource_blocks == 25
     assert scenario.population.energy.amplifier is not None
     for isd in study.GRID[study.ISD]:  # every grid point validates
         for power in study.GRID[study.POWER]:

@@ -25,6 +25,10 @@ Workloads (each arm runs in its own child process, so its peak memory is its own
 * ``scale``: timing only, 10^6 registered synthetic clients, 10^4 invited per round,
   slotted-ALOHA uplink access when that MAC is registered (else the ideal MAC; the
   table says which), 100 rounds: wall time, simulated events per second, peak memory.
+* ``multicell``: timing only, 10^5 clients in 19 UMa sites x 3 sectors (57 cells) with
+  fractional power control, 285 invited per round on OFDMA, inter-cell interference
+  ``average`` and ``none`` interleaved, pinned to one core, 3 repetitions: events and
+  rounds per CPU second, min / median / max.
 * ``gpu`` (only with a CUDA device): 1,000 users x 50 samples of random 3x32x32 images
   (CIFAR-10's shape, 10 classes), FedAvg's CNN, cohort 50, 5 local steps at batch 10,
   the batched executor on the GPU with data and stacked models on the device: client

@@ -7,7 +7,7 @@
 * :mod:`.flops`: what the work costs: exact training FLOPs and the machine's matmul peak;
 * :mod:`.reference_arms` and :mod:`.flower_arm`: the reference workload's arms (whole
   simfl runs, the plain loop, Flower's simulation engine);
-* :mod:`.cnn`, :mod:`.scale` and :mod:`.gpu`: the other workloads;
+* :mod:`.cnn`, :mod:`.scale`, :mod:`.multicell` and :mod:`.gpu`: the other workloads;
 * :mod:`.worker`: the child process's entry point, which runs one arm;
 * :mod:`.harness`: the parent side, one child process per arm with its peak memory;
 * :mod:`.tables` and :mod:`.cli`: the printed tables and the command line.

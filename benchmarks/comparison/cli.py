@@ -13,6 +13,7 @@ from pathlib import Path
 from .flops import matmul_peak_gflops
 from .flower_arm import flower_available
 from .harness import ROOT, run_arm
+from .multicell import MULTICELL_VARIANTS, multicell_table
 from .reference import ALL_ARMS, BATCH, N_CLIENTS, REFERENCE_ARMS, WARMUP_ROUNDS, steady_median_ms
 from .pfl_workload import PFL_ARMS, PER_USER, BATCH as PFL_BATCH, COHORT, pfl_available
 from .tables import cnn_table, kernel_table, pfl_table, reference_table
@@ -74,6 +75,13 @@ def main(description: str) -> None:
     parser.add_argument("--scale-timeout-s", type=float, default=300.0,
                         help="of the scale workload (its target is 60 s)")
     parser.add_argument("--json", type=Path, help="also write every result here")
+    parser.add_argument("--multicell-clients", type=int, default=10**5)
+    parser.add_argument("--multicell-per-round", type=int, default=285,
+                        help="clients invited per round in the multicell workload (default "
+                             "285: 5 per cell)")
+    parser.add_argument("--multicell-rounds", type=int, default=3)
+    parser.add_argument("--multicell-repeats", type=int, default=3,
+                        help="interleaved repetitions of each multicell variant (default 3)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))  # run from a checkout without installing simfl
     arms = [a for a in args.arms.split(",") if a]
@@ -191,6 +199,23 @@ def main(description: str) -> None:
                 for _ in range(1 if args.quick else 3)]
         report["kernel"] = runs
         print("\n".join(kernel_table(runs, args.pfl_core)) + "\n")
+
+    if "multicell" in arms:  # interference on and off, interleaved, pinned, one thread
+        runs = {variant: [] for variant in MULTICELL_VARIANTS}
+        for rep in range(1 if args.quick else args.multicell_repeats):
+            for variant in MULTICELL_VARIANTS:
+                r = run_arm({"arm": "multicell", "n_clients": args.multicell_clients,
+                             "per_round": args.multicell_per_round, "threads": 1,
+                             "rounds": 1 if args.quick else args.multicell_rounds,
+                             "interference": variant, "core": args.pfl_core},
+                            args.scale_timeout_s)
+                runs[variant].append(r)
+                took = r.get("error") or f"{r['cpu_s']:.1f} CPU s"
+                print(f"  done: multicell {variant} (repetition {rep + 1}): {took}",
+                      file=sys.stderr)
+        report["multicell"] = runs
+        print("\n".join(multicell_table(runs, args.multicell_clients,
+                                         args.multicell_per_round, args.pfl_core)) + "\n")
 
     if "gpu" in arms:
         users = 100 if args.quick else 1000

@@ -9,6 +9,7 @@ import statistics
 
 REFERENCE_ARMS = ("simfl_batched", "simfl_inline", "plain", "flower")
 ALL_ARMS = REFERENCE_ARMS + ("cnn", "scale", "gpu", "pfl", "kernel")
+ALL_ARMS += ("multicell",)  # 57 interfering cells (comparison/multicell.py)
 CNN_ARMS = ("batched", "inline", "plain")
 MODELS = {"logreg": (), "mlp": (100,)}
 COHORTS = (10, 100)

@@ -9,6 +9,7 @@ from .cnn import arm_cnn
 from .flower_arm import arm_flower
 from .gpu import arm_gpu
 from .kernel import arm_kernel
+from .multicell import arm_multicell
 from .pfl_workload import run_pfl_arm
 from .reference_arms import arm_plain, arm_simfl
 from .scale import arm_scale
@@ -33,6 +34,9 @@ def worker(argv: list[str]) -> None:
         out = run_pfl_arm(arm[len("pfl/"):], args["rounds"], args.get("device", "cpu"))
     elif arm == "kernel":
         out = arm_kernel(args["n_clients"], args["per_round"], args["rounds"])
+    elif arm == "multicell":
+        out = arm_multicell(args["n_clients"], args["per_round"], args["rounds"],
+                            args["interference"])
     elif arm == "cnn":
         out = arm_cnn(args["cohorts"], args["repeats"])
     elif arm == "scale":

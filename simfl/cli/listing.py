@@ -22,9 +22,10 @@ LIST_TOPICS = ("aggregators", "local_rules", "samplers", "availability", "channe
                "radio_links",
                "datasets", "partitions", "models", "initialisers", "lr_schedules",
                "server_modes", "server_optimizers", "local_optimizers", "step_schedules",
-               "compressions", "policies", "schedulers")
-#: every ``simfl list`` topic: the scenarios, then the extension points
-TOPICS = ("scenarios", *LIST_TOPICS)
+               "compressions", "policies")
+#: every ``simfl list`` topic: the scenarios, the extension points, then the sections that
+#: are one model each (not a choice of kinds) and cite their source
+TOPICS = ("scenarios", *LIST_TOPICS, "sections")
 
 
 def summary_line(script: Path) -> str:
@@ -63,12 +64,44 @@ def _list_scenarios() -> None:
         print(f"  {name:<{width}} {where}{summary_line(script)}")
 
 
+def sourced_sections() -> list[tuple[str, str, str]]:
+    """The sections of the scenario tree that implement one published model (a class
+    attribute ``paper``, as a kind has): (their paths, their summary, the source)."""
+    from simfl.core.config.reference import section_paths
+
+    found = []
+    for cls, paths in section_paths().items():
+        paper = str(getattr(cls, "paper", ""))
+        if paper:
+            found.append((", ".join(paths), _summary(_SectionEntry(cls)), paper))
+    return found
+
+
+class _SectionEntry:
+    """A section class seen as a registry entry, for :func:`_summary`."""
+
+    def __init__(self, cls: type) -> None:
+        self.obj = cls
+        self.summary = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+
+
+def _list_sections() -> None:
+    print("sections:")
+    entries = sourced_sections()
+    width = max([16, *(len(path) for path, _, _ in entries)])
+    for path, summary, paper in entries:
+        print(f"  {path:<{width}} {summary}  [{paper}]")
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     warn_failed_plugins("list", sys.stderr.write)
     topics = [args.topic] if args.topic else list(TOPICS)
     for topic in topics:
         if topic == "scenarios":
             _list_scenarios()
+            continue
+        if topic == "sections":
+            _list_sections()
             continue
         print(f"{topic}:")
         width = max([16, *(len(entry.name) for entry in REGISTRIES[topic])])

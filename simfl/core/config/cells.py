@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 
@@ -17,18 +17,24 @@ MAX_ACCESS_POINTS = 10_000
 #: a sector antenna's horizontal half-power beamwidth (degrees), its front-to-back limit
 #: and its boresight gain (dB, dBi): the element of 3GPP TR 38.901 Table 7.3-1
 SECTOR_BEAMWIDTH_DEG, SECTOR_MAX_ATTENUATION_DB, SECTOR_GAIN_DBI = 65.0, 30.0, 8.0
+#: where the layout, its antenna element and its client drop come from (``simfl list``)
+LAYOUT_SOURCE = ("3GPP TR 38.901 V17.0.0 (2022-03), sec. 7.3 (Table 7.3-1, the antenna "
+                 "element) and sec. 7.8.1 (Table 7.8-1: a hexagonal grid of 19 sites with 3 "
+                 "sectors each, 500 m apart for UMa and 200 m for UMi)")
 
 
 @dataclass(frozen=True)
 class Hexagonal(Node):
-    """A hexagonal layout of sites: one at the origin and ``rings`` rings around it
-    (1, 7, 19, 37 or 61 sites), ``isd_m`` apart, each with 1 site antenna or 3 sectors
-    (boresights 30, 150 and 270 degrees from the x axis, the 3GPP TR 38.901 element
-    pattern's horizontal cut: 8 dBi at boresight, -12 (phi / 65 deg)^2 dB off it, at most
-    30 dB below). With ``wraparound`` (and at least one ring), a client reaches each site
+    """A hexagonal grid of sites with one antenna or three sectors each.
+
+    One site at the origin and ``rings`` rings around it (1, 7, 19, 37 or 61 sites),
+    ``isd_m`` apart, each with 1 site antenna or 3 sectors (boresights 30, 150 and 270
+    degrees from the x axis, the 3GPP TR 38.901 element pattern's horizontal cut: 8 dBi
+    at boresight, -12 (phi / 65 deg)^2 dB off it, at most 30 dB below). With ``wraparound`` (and at least one ring), a client reaches each site
     through the nearest of its seven images (the layout repeated around itself), so the
     edge cells see the same surroundings as the centre."""
 
+    paper: ClassVar[str] = LAYOUT_SOURCE
     rings: int = 1
     isd_m: float = 500.0
     sectors: int = 1
@@ -87,6 +93,13 @@ class Cells(Node):
     access_points: tuple[tuple[float, ...], ...] = ((0.0, 0.0),)
     association: Literal["nearest", "strongest"] = "nearest"
     hexagonal: Hexagonal | None = None
+
+    def __post_init__(self) -> None:
+        # a layout's list is derived, and written back as null (``explicit_dict``): null
+        # reads as the default, from which validate() derives the layout afresh
+        if self.access_points is None and self.hexagonal is not None:
+            object.__setattr__(self, "access_points", ((0.0, 0.0),))
+        super().__post_init__()
 
     def validate(self) -> None:
         if self.hexagonal is not None:

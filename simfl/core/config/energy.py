@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 from simfl.core.config.checks import power_w
 from simfl.core.config.node import (Node, at_most, non_negative, positive, probability,
@@ -30,6 +31,9 @@ class Amplifier(Node):
     the output power, peak-to-average back-off.
     """
 
+    paper: ClassVar[str] = ("Cui, Goldsmith, Bahai, Energy-constrained modulation "
+                            "optimization, IEEE Trans. Wireless Commun. 4(5), 2005 (PA "
+                            "efficiency and transmit-circuit power)")
     circuit_w: float = 0.1
     efficiency: float = 0.35
 

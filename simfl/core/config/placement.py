@@ -95,6 +95,8 @@ class HexagonalPlacement(Placement):
     outdoor clients at least 10 m away, 35 m for UMa)."""
 
     kind = "hexagonal"
+    paper = ("3GPP TR 38.901 V17.0.0 (2022-03), sec. 7.8.1, Table 7.8-1 (clients dropped "
+             "uniformly, 35 m minimum 2-D distance for UMa, 10 m for UMi)")
     min_m: float = 10.0
 
     def validate(self) -> None:

@@ -191,6 +191,14 @@ def _walk(cls: type[Node], path: str, sections: dict[type[Node], list[str]],
                 _walk(option, where, sections, points, (*within, option))
 
 
+def section_paths() -> dict[type[Node], list[str]]:
+    """Every section class of the scenario tree (not the kinds of an extension point) and
+    the paths it is found at, in the order of the tree (the scenario itself at "")."""
+    sections: dict[type[Node], list[str]] = {Scenario: [""]}
+    _walk(Scenario, "", sections, {})
+    return sections
+
+
 def reference() -> str:
     """The whole page, as Markdown."""
     sections: dict[type[Node], list[str]] = {Scenario: [""]}

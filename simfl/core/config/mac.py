@@ -43,6 +43,9 @@ class MacCapabilities:
     engines:
         The device-round engines whose results for this kind equal the processes' to
         the last bit (``process`` always; ``callbacks``, ``off_clock``).
+    placed_engines:
+        Those of ``engines`` that still hold when a link gives each client its own
+        airtime (the shared radio's links: each client's SNR, shadowing and fading).
     async_modes:
         Contention can stay open for a whole run (``server.mode`` async or buffered).
     late_updates:
@@ -58,6 +61,7 @@ class MacCapabilities:
     """
 
     engines: frozenset[str] = frozenset({PROCESS})
+    placed_engines: frozenset[str] = frozenset({PROCESS})
     async_modes: bool = False
     late_updates: bool = False
     aircomp: bool = False
@@ -90,6 +94,7 @@ class IdealMac(Mac):
 
     kind = "ideal"
     capabilities = MacCapabilities(engines=frozenset(ENGINES), async_modes=True,
+                                   placed_engines=frozenset({PROCESS, OFF_CLOCK}),
                                    late_updates=True, aircomp=True)
 
 

@@ -53,6 +53,9 @@ class Link:
     #: the device-round engines (:mod:`simfl.sim.rounds.engines`) on which rounds over
     #: this class of link give the processes' results; read from each class itself
     engines: ClassVar[frozenset[str]] = frozenset({PROCESS, CALLBACKS, OFF_CLOCK})
+    #: whether each client's attempts take their own airtime (the MAC then says which
+    #: engines still hold: ``MacCapabilities.placed_engines``)
+    airtime_by_client: ClassVar[bool] = False
 
     def __init__(self, cfg: Channel, rngs: RngTree | None = None) -> None:
         if cfg.distance is not None and rngs is None:

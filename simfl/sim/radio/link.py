@@ -17,11 +17,13 @@ MAC's business too (capture in slotted ALOHA).
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Protocol
 
 import numpy as np
 
+from simfl.core.config.mac import OFF_CLOCK, PROCESS
 from simfl.core.config.network import Channel
 from simfl.core.rng import RngTree
 from simfl.sim.links.channel import Link, db_to_linear
@@ -47,7 +49,15 @@ class UnitGain:
 
 
 class RadioLink(Link):
-    """One direction (``uplink`` or ``downlink``) of the shared radio (module docstring)."""
+    """One direction (``uplink`` or ``downlink``) of the shared radio (module docstring).
+
+    Rounds over it run on processes, or off the clock (:mod:`simfl.sim.rounds.placed`)
+    where no attempt can be lost: no SINR threshold and, on the uplink, no client that
+    power control silences.
+    """
+
+    engines = frozenset({PROCESS, OFF_CLOCK})
+    airtime_by_client = True
 
     def __init__(self, cfg: Channel, radio_map: RadioMap, direction: str,
                  fading: FadingGains | None = None, sinr_threshold_db: float | None = None,
@@ -56,6 +66,35 @@ class RadioLink(Link):
         self.radio_map, self.direction = radio_map, direction
         self.fading: FadingGains = fading if fading is not None else UnitGain()
         self.threshold = None if sinr_threshold_db is None else db_to_linear(sinr_threshold_db)
+
+    def round_engines(self) -> frozenset[str]:
+        """Off the clock only while every attempt arrives (see the class docstring)."""
+        engines = super().round_engines()
+        if self.threshold is not None or (self.direction == "uplink" and bool(
+                np.isneginf(self.radio_map.tx_power_dbm).any())):
+            return engines - {OFF_CLOCK}
+        return engines
+
+    @property
+    def time_varying(self) -> bool:
+        """Whether an attempt's airtime depends on when it starts (fading)."""
+        return self.fading.draws
+
+    def airtimes_s(self, clients: np.ndarray, n_bytes: int, t_s: float) -> list[float]:
+        """The airtime of an attempt of ``n_bytes`` of each of ``clients`` that starts at
+        ``t_s``: the numbers :meth:`transmit` gives, client by client (its fading state
+        advanced the same way), with the mean SNRs read for all at once."""
+        radio_map = self.radio_map
+        snr_db = (radio_map.mean_snr_db(clients) if self.direction == "uplink"
+                  else radio_map.downlink_mean_snr_db(clients)).tolist()
+        bits, rate_bps = n_bytes * 8.0, self._rate_bps
+        gains = (self.fading.gain(c, t_s) for c in clients.tolist()) if self.time_varying \
+            else itertools.repeat(1.0)
+        airtimes = []
+        for db, gain in zip(snr_db, gains):
+            rate = rate_bps(float(10.0 ** (db / 10.0)) * gain)
+            airtimes.append(bits / rate if rate > 0 else math.inf)
+        return airtimes
 
     def mean_snr(self, client: int) -> float:
         """The linear mean SNR of ``client`` over the whole band in this direction."""

@@ -30,6 +30,7 @@ from simfl.sim.clock import call_at
 from simfl.sim.links.channel import Link
 from simfl.sim.rounds.cohort import run_cohort
 from simfl.sim.rounds.device import Devices
+from simfl.sim.rounds.placed import PlacedRound, airtimes_by_client
 from simfl.sim.energy.infinite import InfiniteEnergy
 
 # kinds of heap entries, (time, order, kind, client or slot)
@@ -63,6 +64,7 @@ class FastRound:
         self._heap: list[tuple[float, int, int, int]] = []  # slot ends due, between rounds
         self._order = itertools.count()
         self._decided: list[tuple[int, bool]] = []  # decisions of the slot end being settled
+        self._placed = PlacedRound(devices) if airtimes_by_client(devices.links) else None
 
     @property
     def mac(self) -> OffClockAccess:
@@ -127,6 +129,10 @@ class FastRound:
         if slots is not None and slots.by_cohort:
             outcomes, self.now_s = run_cohort(d, slots, [_IN_LOOP] * len(started), round,
                                               started, deadline_s)
+            return outcomes, self.now_s
+        if self._placed is not None:  # each client's own airtimes, no contention
+            assert slots is None, "a MAC claims the loop for placed clients without contention"
+            outcomes, self.now_s = self._placed.run(round, started, deadline_s)
             return outcomes, self.now_s
         t_invite = float(env.now)
         t_deadline = t_invite + deadline_s

@@ -70,7 +70,7 @@ def rounds_of(tables: dict[str, bytes]) -> list[dict[str, str]]:
 def test_placed_rounds_off_the_clock_write_the_tables_of_processes(monkeypatch, mac, fading,
                                                                      path_loss):
     straddled = 0
-    for seed, deadline_s in ((1, 2.6), (7, 3.5), (11, 60.0)):
+    for seed, deadline_s in ((1, 3.5), (7, 8.0), (11, 60.0)):
         cfg = placed(mac, fading, path_loss, seed, deadline_s)
         reference, claimed, ran = run_on(monkeypatch, cfg, frozenset({PROCESS}))
         assert ran == {PROCESS} and OFF_CLOCK in claimed
@@ -82,6 +82,32 @@ def test_placed_rounds_off_the_clock_write_the_tables_of_processes(monkeypatch, 
         received = [int(row["n_received"]) for row in rounds_of(tables)]
         straddled += sum(0 < r < 10 for r in received)
     assert straddled > 0, "some rounds have clients on both sides of the deadline"
+
+
+#: energy settings whose powers differ by client or attempt, and the MAC's modes
+VARIANTS = {
+    "per_bit": ('population.energy={"tx_j_per_bit": 2e-7, "rx_j_per_bit": 5e-8}',),
+    "amplifier": ('population.energy.amplifier={"circuit_w": 0.2, "efficiency": 0.25}',
+                  'network.radio.power_control={"kind": "inversion", "target_snr_db": 15.0}'),
+    "idle": ('population.energy.idle_w=0.3',),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@pytest.mark.parametrize("mac", [*PLACED_MACS, "tdma_shared"])
+def test_placed_energy_and_mac_modes_off_the_clock(monkeypatch, mac, variant):
+    extra = VARIANTS[variant]
+    if mac == "tdma_shared":
+        mac, extra = "tdma", (*extra, "network.mac.mode=shared")
+    for seed, deadline_s in ((2, 8.0), (5, 60.0)):
+        cfg = placed(mac, "block", "uma", seed, deadline_s, extra)
+        reference, claimed, _ = run_on(monkeypatch, cfg, frozenset({PROCESS}))
+        assert OFF_CLOCK in claimed
+        tables, _, ran = run_on(monkeypatch, cfg, frozenset({PROCESS, OFF_CLOCK}))
+        assert ran == {OFF_CLOCK}
+        for name in TABLES:
+            assert tables.get(name) == reference.get(name), (
+                f"{mac} {extra}, seed {seed}: {name} differs")
 
 
 @pytest.mark.parametrize("setting", [

@@ -44,8 +44,9 @@ class MacCapabilities:
         The device-round engines whose results for this kind equal the processes' to
         the last bit (``process`` always; ``callbacks``, ``off_clock``).
     placed_engines:
-        Those of ``engines`` that still hold when a link gives each client its own
-        airtime (the shared radio's links: each client's SNR, shadowing and fading).
+        The engines whose results for this kind equal the processes' when a link gives
+        each client its own airtime (the shared radio's links: each client's SNR,
+        shadowing and fading); they replace ``engines`` then.
     async_modes:
         Contention can stay open for a whole run (``server.mode`` async or buffered).
     late_updates:
@@ -140,7 +141,8 @@ class TdmaMac(Mac):
     """
 
     kind = "tdma"
-    capabilities = MacCapabilities(engines=frozenset({PROCESS, CALLBACKS}))
+    capabilities = MacCapabilities(engines=frozenset({PROCESS, CALLBACKS}),
+                                   placed_engines=frozenset({PROCESS, OFF_CLOCK}))
     mode: Literal["slots", "shared"] = "slots"
     slot_s: float = 0.1
 

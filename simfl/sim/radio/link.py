@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import Protocol
+from typing import Iterable, Protocol, Sequence
 
 import numpy as np
 
@@ -80,16 +80,18 @@ class RadioLink(Link):
         """Whether an attempt's airtime depends on when it starts (fading)."""
         return self.fading.draws
 
-    def airtimes_s(self, clients: np.ndarray, n_bytes: int, t_s: float) -> list[float]:
+    def airtimes_s(self, clients: np.ndarray, n_bytes: int,
+                   t_s: float | Sequence[float]) -> list[float]:
         """The airtime of an attempt of ``n_bytes`` of each of ``clients`` that starts at
-        ``t_s``: the numbers :meth:`transmit` gives, client by client (its fading state
-        advanced the same way), with the mean SNRs read for all at once."""
+        ``t_s`` (one time, or one per client): the numbers :meth:`transmit` gives, client
+        by client (its fading state advanced the same way), the mean SNRs read at once."""
         radio_map = self.radio_map
         snr_db = (radio_map.mean_snr_db(clients) if self.direction == "uplink"
                   else radio_map.downlink_mean_snr_db(clients)).tolist()
         bits, rate_bps = n_bytes * 8.0, self._rate_bps
-        gains = (self.fading.gain(c, t_s) for c in clients.tolist()) if self.time_varying \
-            else itertools.repeat(1.0)
+        times = itertools.repeat(t_s) if isinstance(t_s, float) else t_s
+        gains: Iterable[float] = ((self.fading.gain(c, t) for c, t in zip(clients.tolist(), times))
+                                  if self.time_varying else itertools.repeat(1.0))
         airtimes = []
         for db, gain in zip(snr_db, gains):
             rate = rate_bps(float(10.0 ** (db / 10.0)) * gain)

@@ -32,17 +32,16 @@ ALL_ENGINES = frozenset(ENGINES)
 
 def claimed_engines(devices: Devices) -> frozenset[str]:
     """The engines on which every collaborator of ``devices`` gives the processes' results:
-    the MAC's and both links' claims (narrowed to the MAC's ``placed_engines`` where a
-    link gives each client its own airtime), with infinite energy and a unicast downlink
+    the MAC's (its ``placed_engines`` where a link gives each client its own airtime)
+    and both links' claims, with infinite energy and a unicast downlink
     (a battery's depletion timers and a broadcast download need processes)."""
     if type(devices.energy) is not InfiniteEnergy or devices.broadcast_s is not None:
         return frozenset({PROCESS})
     capabilities = devices.mac.capabilities
-    claimed = capabilities.engines
+    placed = any(link.airtime_by_client for link in devices.links)
+    claimed = capabilities.placed_engines if placed else capabilities.engines
     for link in devices.links:
         claimed = claimed & link.round_engines()
-        if link.airtime_by_client:  # each client's own airtime: what the MAC claims for it
-            claimed = claimed & capabilities.placed_engines
     return claimed | {PROCESS}
 
 

@@ -70,14 +70,19 @@ class FastRound:
     def mac(self) -> OffClockAccess:
         """The MAC, which claims this loop (:mod:`simfl.sim.rounds.engines`)."""
         mac = self.devices.mac
-        assert OFF_CLOCK in mac.capabilities.engines, "the MAC claims the loop off the clock"
+        assert OFF_CLOCK in self._claimed(), "the MAC claims the loop off the clock"
         return cast(OffClockAccess, mac)
+
+    def _claimed(self) -> frozenset[str]:
+        """The engines the MAC claims for these links (placed ones, or the others)."""
+        capabilities = self.devices.mac.capabilities
+        return capabilities.engines if self._placed is None else capabilities.placed_engines
 
     @property
     def ready(self) -> bool:
         """Whether the MAC claims this loop and its pending slot ends, if any, are this
         loop's (not the clock's)."""
-        if OFF_CLOCK not in self.devices.mac.capabilities.engines:
+        if OFF_CLOCK not in self._claimed():
             return False
         slots = self.mac.slots
         return slots is None or not slots.wake_due or bool(self._heap)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from typing import Protocol
+from typing import Protocol, Sequence
 
 import numpy as np
 
@@ -25,6 +25,7 @@ from simfl.core.records import Arrival, EventKind, Missing, MissingReason
 from simfl.sim.energy.infinite import InfiniteEnergy
 from simfl.sim.links.channel import Bursts, Link
 from simfl.sim.rounds.device import Devices
+from simfl.sim.energy.power_model import PowerModel
 
 # kinds of heap entries, (time, order, kind, position in the round's started clients)
 _DOWNLOADED, _COMPUTED, _ARRIVED = range(3)
@@ -39,12 +40,15 @@ class ClientAirtimes(Protocol):
     def time_varying(self) -> bool:
         """Whether an attempt's airtime depends on when it starts."""
 
-    def airtimes_s(self, clients: np.ndarray, n_bytes: int, t_s: float) -> list[float]:
-        """The airtime of an attempt of each of ``clients`` that starts at ``t_s``."""
+    def airtimes_s(self, clients: np.ndarray, n_bytes: int,
+                   t_s: float | Sequence[float]) -> list[float]:
+        """The airtime of an attempt of each of ``clients`` that starts at ``t_s`` (one
+        time, or one per client)."""
 
 
 class _Sharing(Protocol):
-    """A MAC without contention: its sharing rule of an attempt's wall time."""
+    """A MAC without contention: its sharing rule of an attempt's wall time (a function
+    of the client, the start and the airtime within a round, whenever it is asked)."""
 
     def share(self, client: int, t_s: float, airtime_s: float) -> tuple[float, Bursts]:
         """Wall seconds of an attempt of ``airtime_s`` from ``t_s``, and its bursts."""
@@ -67,6 +71,51 @@ def airtimes_by_client(links: tuple[Link, ...]) -> bool:
     return any(link.airtime_by_client for link in links)
 
 
+class _Plan:
+    """Each started client's chain in a round: when its download ends, its local work
+    ends and its upload would land, and what each step draws (lists by position in the
+    round's started clients; an upload that starts after the deadline is never asked)."""
+
+    def __init__(self, d: Devices, started: np.ndarray, t_invite: float,
+                 t_deadline: float) -> None:
+        down: ClientAirtimes = d.links.downlink  # type: ignore[assignment]
+        up: ClientAirtimes = d.links.uplink  # type: ignore[assignment]
+        mac: _Sharing = d.mac  # type: ignore[assignment]
+        power: PowerModel = d.energy.power
+        ids = started.tolist()
+        self.dl_bits, self.ul_bits = 8 * d.model_bytes, 8 * d.upload_bytes
+        self.dl_s = down.airtimes_s(started, d.model_bytes, t_invite)
+        self.t_dl = [t_invite + a_s for a_s in self.dl_s]
+        self.t_computed = [t_s + c_s for t_s, c_s in zip(self.t_dl,
+                                                          d.compute_s[started].tolist())]
+        by_client = power.compute_w_by_client
+        self.compute_w = (by_client[started].tolist() if by_client is not None
+                          else [power.state_w("compute")[0]] * len(ids))
+        due = [i for i, t_s in enumerate(self.t_computed) if t_s <= t_deadline]
+        due_ids = started[due]
+        t_up = [self.t_computed[i] for i in due]
+        airtimes = up.airtimes_s(due_ids, d.upload_bytes, t_up)
+        #: of each upload that starts by the deadline: its airtime, wall time and bursts
+        self.upload: dict[int, tuple[float, float, Bursts]] = {}
+        #: its transmit power, or None where it is metered state by state
+        self.tx_w: dict[int, float | None] = {}
+        self.plain = True  # every upload holds its power for its airtime, no lump
+        for i, client, t_s, airtime_s in zip(due, due_ids.tolist(), t_up, airtimes):
+            wall_s, bursts = mac.share(client, t_s, airtime_s)
+            tx_w, lump_j = power.state_w("tx", self.ul_bits, airtime_s, client)
+            self.upload[i] = (airtime_s, wall_s, bursts)
+            plain = lump_j is None and wall_s == airtime_s
+            self.tx_w[i] = tx_w if plain else None
+            self.plain = self.plain and plain
+        self.rx_w: list[float] | None = None  # each download's power, when without a lump
+        if d.energy.energy.rx_w is not None:
+            self.rx_w = [d.energy.energy.rx_w] * len(ids)
+        else:
+            pairs = [power.state_w("rx", self.dl_bits, a_s) for a_s in self.dl_s]
+            if all(lump_j is None for _, lump_j in pairs):
+                self.rx_w = [w for w, _ in pairs]
+
+
 class PlacedRound:
     """Runs rounds of ``devices`` whose links give each client its own airtime."""
 
@@ -81,25 +130,87 @@ class PlacedRound:
             ) -> tuple[list[Outcome], float]:
         """Run ``round``'s work of ``started`` (sorted ids) from now; returns each one's
         outcome (in the order of ``started``) and the time the round closes."""
+        t_invite = float(self.devices.env.now)
+        plan = _Plan(self.devices, started, t_invite, t_invite + deadline_s)
+        if plan.plain and plan.rx_w is not None:
+            return self._in_order(plan, round, started, t_invite, t_invite + deadline_s)
+        return self._on_heap(plan, round, started, t_invite, t_invite + deadline_s)
+
+    def _in_order(self, plan: _Plan, round: int, started: np.ndarray, t_invite: float,
+                  t_deadline: float) -> tuple[list[Outcome], float]:
+        """Every step holds one power from its start to its end: the round's events are
+        sorted at once into the clock's order, and their energy charged in that order."""
         d = self.devices
-        env, meter, log = d.env, d.energy, d.log
+        meter, log = d.energy, d.log
+        assert isinstance(meter, InfiniteEnergy) and plan.rx_w is not None
+        n = len(started)
+        t_dl = np.asarray(plan.t_dl)
+        t_c = np.asarray(plan.t_computed)
+        due = np.fromiter(plan.upload, dtype=np.int64, count=len(plan.upload))
+        t_up = t_c[due]
+        t_arr = t_up + np.array([plan.upload[i][1] for i in due.tolist()])
+        tx_w = np.array([plan.tx_w[i] for i in due.tolist()], dtype=float)
+        pos = np.arange(n)
+        downloaded = np.flatnonzero(t_dl <= t_deadline)
+        computed = np.flatnonzero(t_c <= t_deadline)
+        landed = np.flatnonzero(t_arr <= t_deadline)  # indices into ``due``
+        # the clock's order: by time, then by when each event was scheduled, which is the
+        # order of the step that scheduled it (the downloads' ends all at the invitation)
+        keys = np.zeros((7, len(downloaded) + len(computed) + len(landed)))
+        a, b = len(downloaded), len(downloaded) + len(computed)
+        keys[0] = np.concatenate((t_dl[downloaded], t_c[computed], t_arr[landed]))
+        keys[1, a:] = 1
+        keys[2] = np.concatenate((downloaded, t_dl[computed], t_up[landed]))
+        keys[3, b:] = 1
+        keys[4, a:] = np.concatenate((computed, t_dl[due[landed]]))
+        keys[6, b:] = due[landed]
+        order = np.lexsort(keys[::-1])
+        step = np.repeat([0, 1, 2], [len(downloaded), len(computed), len(landed)])[order]
+        who = np.concatenate((downloaded, computed, due[landed]))[order]
+        rx_w, compute_w = np.asarray(plan.rx_w), np.asarray(plan.compute_w)
+        spent = np.concatenate((rx_w[downloaded] * (t_dl[downloaded] - t_invite),
+                                compute_w[computed] * (t_c[computed] - t_dl[computed]),
+                                tx_w[landed] * (t_arr[landed] - t_up[landed])))[order]
+        ids = started.tolist()
+        outcome: dict[int, Outcome] = {}
+        n_samples = d.n_samples
+        t_close = t_deadline
+        t_event = keys[0][order].tolist()
+        for t_s, s, i in zip(t_event, step.tolist(), who.tolist()):
+            if s == 1:
+                log(t_s, EventKind.COMPUTED, round, ids[i], "")
+            elif s == 2:
+                client = ids[i]
+                log(t_s, EventKind.ARRIVED, round, client, "")
+                outcome[client] = Arrival(client, round, t_s, int(n_samples[client]))
+        if len(outcome) == n:
+            t_close = t_event[-1]
+        meter.spend_in_order(started[who], spent)
+        # still at work at the close, in order: interrupted, in the step they were in
+        late = np.flatnonzero(~np.isin(pos, due[landed]))
+        since = np.where(t_c[late] <= t_deadline, t_c[late],
+                         np.where(t_dl[late] <= t_deadline, t_dl[late], t_invite))
+        power_w = np.where(t_c[late] <= t_deadline, _at(tx_w, due, late, n),
+                           np.where(t_dl[late] <= t_deadline, compute_w[late], rx_w[late]))
+        meter.spend_in_order(started[late], power_w * (t_close - since))
+        for i in late.tolist():
+            client = ids[i]
+            log(t_close, MissingReason.LATE, round, client, "deadline")
+            outcome[client] = Missing(client, MissingReason.LATE, t_close)
+        meter.t_ref_s[started] = t_close
+        meter.t_ref_s[started[due[landed]]] = t_arr[landed]
+        return [outcome[c] for c in ids], t_close
+
+    def _on_heap(self, plan: _Plan, round: int, started: np.ndarray, t_invite: float,
+                 t_deadline: float) -> tuple[list[Outcome], float]:
+        """The round's events one by one from a heap, each step metered as the processes
+        meter it (a MAC whose uploads keep the radio on and off, a lump per transfer)."""
+        d = self.devices
+        meter, log = d.energy, d.log
         assert isinstance(meter, InfiniteEnergy)
-        down: ClientAirtimes = d.links.downlink  # type: ignore[assignment]
-        up: ClientAirtimes = d.links.uplink  # type: ignore[assignment]
-        mac: _Sharing = d.mac  # type: ignore[assignment]
-        t_invite = float(env.now)
-        t_deadline = t_invite + deadline_s
         ids = started.tolist()
         n_started = len(ids)
-        dl_bits, ul_bits, ul_bytes = 8 * d.model_bytes, 8 * d.upload_bytes, d.upload_bytes
-        dl_s = down.airtimes_s(started, d.model_bytes, t_invite)
-        ul_fixed = None if up.time_varying else up.airtimes_s(started, ul_bytes, t_invite)
-        compute_s = d.compute_s[started].tolist()
-        by_client = meter.power.compute_w_by_client
-        compute_w = (by_client[started].tolist() if by_client is not None
-                     else [meter.power.state_w("compute")[0]] * n_started)
-        power = meter.power
-        heap = [(t_invite + a_s, i, _DOWNLOADED, i) for i, a_s in enumerate(dl_s)]
+        heap = [(t_s, i, _DOWNLOADED, i) for i, t_s in enumerate(plan.t_dl)]
         heapq.heapify(heap)
         order = itertools.count(n_started)
         outcome: dict[int, Outcome] = {}
@@ -109,29 +220,26 @@ class PlacedRound:
         t_close = t_deadline
         try:
             meter.begin_all(started, [_IN_LOOP] * n_started)
-            if meter.energy.rx_w is not None:  # the same power whatever the airtime
-                meter.switch_all(started, "rx", dl_bits)
+            if plan.rx_w is not None and d.energy.energy.rx_w is not None:
+                meter.switch_all(started, "rx", plan.dl_bits)
             else:
-                for client, a_s in zip(ids, dl_s):
-                    meter.switch(client, "rx", dl_bits, a_s)
+                for client, a_s in zip(ids, plan.dl_s):
+                    meter.switch(client, "rx", plan.dl_bits, a_s)
             while heap and heap[0][0] <= t_deadline:
                 t_s, _, kind, i = heapq.heappop(heap)
                 self.now_s = t_s
                 client = ids[i]
                 if kind == _DOWNLOADED:
-                    meter.move(client, t_s, compute_w[i])
-                    heapq.heappush(heap, (t_s + compute_s[i], next(order), _COMPUTED, i))
+                    meter.move(client, t_s, plan.compute_w[i])
+                    heapq.heappush(heap, (plan.t_computed[i], next(order), _COMPUTED, i))
                 elif kind == _COMPUTED:
                     log(t_s, EventKind.COMPUTED, round, client, "")
-                    airtime_s = (ul_fixed[i] if ul_fixed is not None else
-                                 d.links.uplink.transmit(t_s, ul_bytes, None,
-                                                         client=client).airtime_s)
-                    wall_s, bursts = mac.share(client, t_s, airtime_s)
-                    tx_w, lump_j = power.state_w("tx", ul_bits, airtime_s, client)
-                    if lump_j is None and wall_s == airtime_s:
+                    airtime_s, wall_s, bursts = plan.upload[i]
+                    tx_w = plan.tx_w[i]
+                    if tx_w is not None:
                         meter.move(client, t_s, tx_w)
                     else:
-                        meter.switch(client, "tx", ul_bits, airtime_s, bursts)
+                        meter.switch(client, "tx", plan.ul_bits, airtime_s, bursts)
                         planned.add(client)
                     heapq.heappush(heap, (t_s + wall_s, next(order), _ARRIVED, i))
                 else:
@@ -153,3 +261,10 @@ class PlacedRound:
         finally:
             meter.time_source = None
         return [outcome[c] for c in ids], t_close
+
+
+def _at(values: np.ndarray, due: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
+    """``values`` (one per ``due`` position) at the positions ``rows`` (nan elsewhere)."""
+    full = np.full(n, np.nan)
+    full[due] = values
+    return np.asarray(full[rows])

@@ -90,15 +90,21 @@ VARIANTS = {
     "amplifier": ('population.energy.amplifier={"circuit_w": 0.2, "efficiency": 0.25}',
                   'network.radio.power_control={"kind": "inversion", "target_snr_db": 15.0}'),
     "idle": ('population.energy.idle_w=0.3',),
+    "moving": ('population.mobility={"kind": "constant_velocity", "speed_mps": 20.0, '
+               '"radius_m": 300.0}',),
 }
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-@pytest.mark.parametrize("mac", [*PLACED_MACS, "tdma_shared"])
+@pytest.mark.parametrize("mac", [*PLACED_MACS, "tdma_shared", "ofdma_private"])
 def test_placed_energy_and_mac_modes_off_the_clock(monkeypatch, mac, variant):
+    """Powers that differ by client or attempt, clients that move between rounds, TDMA's
+    shared mode and OFDMA's private downlink."""
     extra = VARIANTS[variant]
     if mac == "tdma_shared":
         mac, extra = "tdma", (*extra, "network.mac.mode=shared")
+    if mac == "ofdma_private":
+        mac, extra = "ofdma", (*extra, "network.mac.downlink=private")
     for seed, deadline_s in ((2, 8.0), (5, 60.0)):
         cfg = placed(mac, "block", "uma", seed, deadline_s, extra)
         reference, claimed, _ = run_on(monkeypatch, cfg, frozenset({PROCESS}))
@@ -112,9 +118,13 @@ def test_placed_energy_and_mac_modes_off_the_clock(monkeypatch, mac, variant):
 
 @pytest.mark.parametrize("setting", [
     "network.sinr_threshold_db=5.0",
+    'network.mac={"kind": "ofdma", "scheduler": "proportional_fair"}',
+    'network.mac={"kind": "slotted_aloha", "access_prob": 0.2, "slot_s": 0.02}',
     'network.radio.power_control={"kind": "truncated_inversion", "target_snr_db": 20.0}',
 ])
-def test_settings_that_lose_attempts_keep_the_processes(monkeypatch, setting):
+def test_settings_that_change_the_outcome_keep_the_clock(monkeypatch, setting):
+    """An SINR threshold (outage, retries), a silenced client, a scheduler other than
+    the equal split, contention with capture: no loop off the clock."""
     cfg = placed("ideal", "block", "shadowed", 3, 4.0, (setting,))
     reference, claimed, ran = run_on(monkeypatch, cfg, frozenset({PROCESS}))
     if "power_control" in setting:  # some client is silenced at this seed and target

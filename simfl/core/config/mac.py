@@ -299,7 +299,9 @@ class OfdmaMac(Mac):
     paper = ("Tse, Viswanath, Fundamentals of Wireless Communication, 2005, ch. 5-6; "
              "Shi et al., Joint device scheduling and resource allocation for "
              "latency constrained wireless federated learning, IEEE TWC 20(1), 2021")
-    capabilities = MacCapabilities()  # the band follows the clock: processes only
+    # the band follows the clock: processes; placed clients with the equal split and no
+    # interference also off the clock (the band's own code on the loop's heap)
+    capabilities = MacCapabilities(placed_engines=frozenset({PROCESS, OFF_CLOCK}))
     scheduler: str = "equal"  # a kind of :mod:`simfl.core.config.scheduler`
     resource_blocks: int | None = None
     pf_time_constant_s: float = 1.0

@@ -23,10 +23,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 import simpy
 
+from simfl.core.config.mac import PROCESS
 from simfl.core.config.network import OfdmaMac
 from simfl.core.records import EventKind
 from simfl.core.registry import implements
@@ -81,6 +83,12 @@ class OfdmaAccess(MacBase):
     interference: CellInterference | None = None  # ``interference = "average"``
     _generation = 0
     _cells: dict[int, _Cell] = {}  # replaced by each round's own (never mutated here)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.cfg.scheduler != "equal" or self.cfg.interference != "none":
+            self.capabilities = dataclasses.replace(self.capabilities,
+                                                    placed_engines=frozenset({PROCESS}))
 
     def attach(self, air: Air) -> None:
         self.radio = air.radio_map

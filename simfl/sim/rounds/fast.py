@@ -84,6 +84,8 @@ class FastRound:
         loop's (not the clock's)."""
         if OFF_CLOCK not in self._claimed():
             return False
+        if self._placed is not None:  # no contention
+            return True
         slots = self.mac.slots
         return slots is None or not slots.wake_due or bool(self._heap)
 
@@ -127,6 +129,9 @@ class FastRound:
             ) -> tuple[list[Outcome], float]:
         """Run ``round``'s work of ``started`` (sorted ids) from now; returns each one's
         outcome (in the order of ``started``) and the time the round closes."""
+        if self._placed is not None:  # each client's own airtimes, no contention
+            outcomes, self.now_s = self._placed.run(round, started, deadline_s)
+            return outcomes, self.now_s
         d = self.devices
         env, meter, log = d.env, d.energy, d.log
         slots = self.mac.slots  # contention the loop drives, if any
@@ -134,10 +139,6 @@ class FastRound:
         if slots is not None and slots.by_cohort:
             outcomes, self.now_s = run_cohort(d, slots, [_IN_LOOP] * len(started), round,
                                               started, deadline_s)
-            return outcomes, self.now_s
-        if self._placed is not None:  # each client's own airtimes, no contention
-            assert slots is None, "a MAC claims the loop for placed clients without contention"
-            outcomes, self.now_s = self._placed.run(round, started, deadline_s)
             return outcomes, self.now_s
         t_invite = float(env.now)
         t_deadline = t_invite + deadline_s

@@ -15,9 +15,10 @@ those of the processes, bit for bit.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
-from typing import Protocol, Sequence
+from typing import Any, Protocol, Sequence
 
 import numpy as np
 
@@ -25,6 +26,7 @@ from simfl.core.records import Arrival, EventKind, Missing, MissingReason
 from simfl.sim.energy.infinite import InfiniteEnergy
 from simfl.sim.links.channel import Bursts, Link
 from simfl.sim.rounds.device import Devices
+from simfl.sim.rounds.loop_clock import EVENT, LoopClock
 from simfl.sim.energy.power_model import PowerModel
 
 # kinds of heap entries, (time, order, kind, position in the round's started clients)
@@ -131,6 +133,8 @@ class PlacedRound:
         """Run ``round``'s work of ``started`` (sorted ids) from now; returns each one's
         outcome (in the order of ``started``) and the time the round closes."""
         t_invite = float(self.devices.env.now)
+        if _band_of(self.devices.mac) is not None:  # transfers end when a band served them
+            return self._on_heap(None, round, started, t_invite, t_invite + deadline_s)
         plan = _Plan(self.devices, started, t_invite, t_invite + deadline_s)
         if plan.plain and plan.rx_w is not None:
             return self._in_order(plan, round, started, t_invite, t_invite + deadline_s)
@@ -201,66 +205,115 @@ class PlacedRound:
         meter.t_ref_s[started[due[landed]]] = t_arr[landed]
         return [outcome[c] for c in ids], t_close
 
-    def _on_heap(self, plan: _Plan, round: int, started: np.ndarray, t_invite: float,
+    def _on_heap(self, plan: _Plan | None, round: int, started: np.ndarray, t_invite: float,
                  t_deadline: float) -> tuple[list[Outcome], float]:
         """The round's events one by one from a heap, each step metered as the processes
-        meter it (a MAC whose uploads keep the radio on and off, a lump per transfer)."""
+        meter it: uploads whose radio goes on and off (TDMA), or transfers that end when
+        the MAC's shared band has served them (``plan`` None: each step is then worked
+        out when it happens, the band's own events on the heap, :mod:`loop_clock`)."""
         d = self.devices
-        meter, log = d.energy, d.log
+        meter, log, mac = d.energy, d.log, d.mac
         assert isinstance(meter, InfiniteEnergy)
         ids = started.tolist()
         n_started = len(ids)
-        heap = [(t_s, i, _DOWNLOADED, i) for i, t_s in enumerate(plan.t_dl)]
-        heapq.heapify(heap)
-        order = itertools.count(n_started)
+        dl_bits, ul_bits = 8 * d.model_bytes, 8 * d.upload_bytes
+        compute_s = d.compute_s[started].tolist()
+        heap: list[tuple[float, int, int, Any]] = []
+        order = itertools.count()
+        clock = LoopClock(heap, order, t_invite)
+        band = _band_of(mac)
         outcome: dict[int, Outcome] = {}
         planned: set[int] = set()  # clients whose radio goes on and off in their upload
+
+        def downloaded(i: int, _event: object = None) -> None:
+            t_s = clock.now
+            meter.switch(ids[i], "compute")
+            heapq.heappush(heap, (t_s + compute_s[i], next(order), _COMPUTED, i))
+
+        def computed(i: int, t_s: float) -> None:
+            client = ids[i]
+            log(t_s, EventKind.COMPUTED, round, client, "")
+            if plan is not None:
+                airtime_s, wall_s, bursts = plan.upload[i]
+            else:
+                airtime_s = d.links.uplink.transmit(t_s, d.upload_bytes, None,
+                                                    client=client).airtime_s
+                wall_s, bursts = mac.share(client, t_s, airtime_s)  # type: ignore[attr-defined]
+            served = None if band is None else band.serve(client, ul_bits, airtime_s)
+            meter.switch(client, "tx", ul_bits, airtime_s, bursts)
+            planned.add(client)
+            if served is None:
+                heapq.heappush(heap, (t_s + wall_s, next(order), _ARRIVED, i))
+            else:
+                served.callbacks.append(functools.partial(arrived, i))
+
+        def arrived(i: int, _event: object = None) -> bool:
+            client, t_s = ids[i], clock.now
+            log(t_s, EventKind.ARRIVED, round, client, "")
+            outcome[client] = Arrival(client, round, t_s, int(d.n_samples[client]))
+            meter.end(client)
+            return len(outcome) == n_started
+
         self.now_s = t_invite
         meter.time_source = self._now
+        envs = _swap_clock(band, clock)
         t_close = t_deadline
         try:
             meter.begin_all(started, [_IN_LOOP] * n_started)
-            if plan.rx_w is not None and d.energy.energy.rx_w is not None:
-                meter.switch_all(started, "rx", plan.dl_bits)
-            else:
-                for client, a_s in zip(ids, plan.dl_s):
-                    meter.switch(client, "rx", plan.dl_bits, a_s)
-            while heap and heap[0][0] <= t_deadline:
-                t_s, _, kind, i = heapq.heappop(heap)
-                self.now_s = t_s
-                client = ids[i]
-                if kind == _DOWNLOADED:
-                    meter.move(client, t_s, plan.compute_w[i])
-                    heapq.heappush(heap, (plan.t_computed[i], next(order), _COMPUTED, i))
-                elif kind == _COMPUTED:
-                    log(t_s, EventKind.COMPUTED, round, client, "")
-                    airtime_s, wall_s, bursts = plan.upload[i]
-                    tx_w = plan.tx_w[i]
-                    if tx_w is not None:
-                        meter.move(client, t_s, tx_w)
-                    else:
-                        meter.switch(client, "tx", plan.ul_bits, airtime_s, bursts)
-                        planned.add(client)
-                    heapq.heappush(heap, (t_s + wall_s, next(order), _ARRIVED, i))
+            dl_s = (plan.dl_s if plan is not None
+                    else d.links.downlink.airtimes_s(started, d.model_bytes, t_invite))  # type: ignore[attr-defined]
+            for i, (client, a_s) in enumerate(zip(ids, dl_s)):
+                served = mac.serve_download(client, dl_bits, a_s)
+                meter.switch(client, "rx", dl_bits, a_s)
+                if served is None:
+                    heapq.heappush(heap, (t_invite + a_s, next(order), _DOWNLOADED, i))
                 else:
-                    log(t_s, EventKind.ARRIVED, round, client, "")
-                    outcome[client] = Arrival(client, round, t_s, int(d.n_samples[client]))
-                    if client in planned:
-                        meter.end(client)
-                    else:
-                        meter.stop(client, t_s)
+                    served.callbacks.append(functools.partial(downloaded, i))
+            while heap and heap[0][0] <= t_deadline:
+                t_s, _, kind, what = heapq.heappop(heap)
+                self.now_s = clock.now = t_s
+                if kind == EVENT:
+                    what.run()
                     if len(outcome) == n_started:
                         t_close = t_s
                         break
-            self.now_s = t_close
+                elif kind == _DOWNLOADED:
+                    downloaded(what)
+                elif kind == _COMPUTED:
+                    computed(what, t_s)
+                elif arrived(what):
+                    t_close = t_s
+                    break
+            self.now_s = clock.now = t_close
             for client in ids:  # still at work at the deadline, in order: interrupted
                 if client not in outcome:
+                    mac.leave(client)
                     log(t_close, MissingReason.LATE, round, client, "deadline")
                     outcome[client] = Missing(client, MissingReason.LATE, t_close)
                     meter.end(client)
         finally:
             meter.time_source = None
+            _swap_clock(band, envs)
         return [outcome[c] for c in ids], t_close
+
+
+def _band_of(mac: object) -> Any:
+    """The MAC's shared band when its transfers end once the band served them (it has
+    ``serve``: :class:`~simfl.sim.mac.ofdma.OfdmaAccess`), else None."""
+    return mac if callable(getattr(mac, "serve", None)) else None
+
+
+def _swap_clock(band: Any, clock: Any) -> Any:
+    """Give ``band`` (and its downlink's band) the clock ``clock`` (a :class:`LoopClock`,
+    or what :func:`_swap_clock` returned before); return the clocks they had."""
+    if band is None:
+        return None
+    bands = [band] + ([band.downloads] if getattr(band, "downloads", None) is not None else [])
+    clocks = clock if isinstance(clock, list) else [clock] * len(bands)
+    before = [b.env for b in bands]
+    for b, c in zip(bands, clocks):
+        b.env = c
+    return before
 
 
 def _at(values: np.ndarray, due: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:

@@ -25,6 +25,7 @@ from simfl.core.config.mac import OFF_CLOCK, PROCESS, Mac
 from simfl.experiment import build as build_module
 from simfl.sim.radio.link import RadioLink
 
+from . import test_engine_contracts
 from .test_engine_contracts import run_on
 
 TABLES = ("rounds.csv", "clients.csv", "events.csv", "mac.csv", "evals.csv")
@@ -42,6 +43,12 @@ PATH_LOSSES = {
 #: the MAC kinds whose placed rounds run off the clock
 PLACED_MACS = [entry.name for entry in Mac._registry
                if OFF_CLOCK in entry.obj.capabilities.placed_engines]
+
+
+@pytest.fixture(autouse=True)
+def every_table(monkeypatch):
+    """The runs compared keep evals.csv too."""
+    monkeypatch.setattr(test_engine_contracts, "TABLES", TABLES)
 
 
 def placed(mac: str, fading: str, path_loss: str, seed: int, deadline_s: float,
@@ -155,3 +162,18 @@ def test_airtimes_for_a_cohort_are_those_of_single_attempts():
             many = link.airtimes_s(clients, 12_345, 0.7)
             one = [single.transmit(0.7, 12_345, None, client=c).airtime_s for c in range(30)]
             assert many == one and len(set(many)) == 30
+
+
+@pytest.mark.parametrize("mac", ["ideal", "ofdma"])
+def test_a_trained_placed_run_off_the_clock_writes_the_evaluations_of_processes(monkeypatch,
+                                                                                 mac):
+    """The model side follows the same arrivals: evals.csv (and the rest) byte for byte."""
+    cfg = placed(mac, "block", "uma", 4, 8.0)
+    cfg = apply_overrides(cfg, [parse_override(s) for s in (
+        "run.timing_only=false", "run.rounds=3", "run.eval_every_rounds=1")])
+    reference, _, ran = run_on(monkeypatch, cfg, frozenset({PROCESS}))
+    tables, _, ran = run_on(monkeypatch, cfg, frozenset({PROCESS, OFF_CLOCK}))
+    assert ran == {OFF_CLOCK} and "evals.csv" in tables
+    assert len(tables["evals.csv"].splitlines()) > 2
+    for name in TABLES:
+        assert tables.get(name) == reference.get(name), f"{mac}: {name} differs"

@@ -87,7 +87,6 @@ class InfiniteEnergy(EnergyMeter):
         busy.update(zip(ids, by_client[clients].tolist()) if by_client is not None
                     else dict.fromkeys(ids, new_w))
 
-
     def spend_in_order(self, clients: np.ndarray, spent_j: np.ndarray) -> None:
         """Charge ``spent_j[k]`` to ``clients[k]``, in the order given: each client's meter
         and the round's total add the terms one after the other, as one :meth:`move` per

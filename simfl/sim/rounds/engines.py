@@ -11,13 +11,29 @@ the same outcomes, energy and records to the last bit where they apply:
     battery, no late device kept, nobody going offline inside the round.
 ``off_clock``
     one loop off the clock (:mod:`simfl.sim.rounds.fast`): as ``callbacks``, and no
-    over-selection; the loop models no per-client airtimes or fading.
+    over-selection. Over links with one airtime per direction the loop drives the MAC's
+    slot contention, if any; over the shared radio's links (each client's own airtime)
+    it runs each client's chain of download, compute and upload
+    (:mod:`simfl.sim.rounds.placed`).
 
 A MAC claims engines in its config's capabilities
-(:class:`~simfl.core.config.mac.MacCapabilities`, narrowed by the MAC for its settings),
-a link in its class (:meth:`~simfl.sim.links.channel.Link.round_engines`); the energy
-source and the downlink mode decide the rest. Every kind runs on processes. A round runs
-on the lightest engine that every collaborator claims and the round allows.
+(:class:`~simfl.core.config.mac.MacCapabilities`, narrowed by the MAC for its settings):
+``engines`` over links with one airtime, ``placed_engines`` where a link gives each
+client its own; a link claims in its class
+(:meth:`~simfl.sim.links.channel.Link.round_engines`); the energy source and the
+downlink mode decide the rest. Every kind runs on processes. A round runs on the
+lightest engine that every collaborator claims and the round allows.
+
+On the shared radio (``network.radio``) a timing-only or trained round runs off the
+clock with placement, any path loss (the TR 38.901 kinds included), shadowing, power
+control that silences nobody, fading of any memory (block, per attempt, Gauss-Markov:
+each client's gains are drawn from its own addressed stream, whatever the order of the
+queries), mobility (it moves clients between rounds only) and the ideal MAC, TDMA
+(slots or shared) or OFDMA with the equal split and no interference between cells. It
+stays on the clock with an SINR threshold (outage: a lost attempt and its ARQ retries),
+a client that power control silences, another OFDMA scheduler or interference,
+contention (slotted ALOHA and its capture, CSMA), relays, a battery, a broadcast
+download, late devices kept or clients leaving inside a round, and over-selection.
 """
 
 from __future__ import annotations

@@ -10,7 +10,9 @@ the local work are metered for the whole cohort at once; the MAC's slot ends and
 are pushed onto the same heap (it is the MAC's :class:`~simfl.sim.mac.protocol.SlotDriver`;
 a MAC without contention, ``slots`` None, grants access at once).
 Slot ends still due when the round closes stay on the heap for the next round, as they
-stay on the clock; before a round that runs on the clock they are handed to it.
+stay on the clock; before a round that runs on the clock they are handed to it. Over
+links that give each client its own airtime (the shared radio) the round is
+:class:`~simfl.sim.rounds.placed.PlacedRound`'s.
 """
 
 from __future__ import annotations

@@ -5,12 +5,19 @@ downloads and uploads at the rate of its own SNR (placement, path loss, shadowin
 power control and, when it fades, its gain at the attempt's start), so the downloads
 end one by one, not together as in :mod:`simfl.sim.rounds.fast`. When every attempt
 arrives (no outage: the link claims the loop only then) and the MAC has no contention
-(the ideal MAC, which claims it in its ``placed_engines``), a client's round is a
-chain of three events: its download ends, its local work ends (it asks for its
-upload's airtime at that instant), its upload lands (after the wall time of the MAC's
-sharing rule). :class:`PlacedRound` runs these chains from one heap keyed like the
-clock's queue, (time, order of scheduling), so the records, energy sums and close are
-those of the processes, bit for bit.
+(it claims the loop in its ``placed_engines``), a client's round is a chain of three
+events: its download ends, its local work ends, its upload lands. :class:`PlacedRound`
+runs a round in one of two ways, both with the processes' records, energy sums and
+close, bit for bit:
+
+- in order at once, when each step holds one power for its whole length (the ideal
+  MAC): every time of every chain is known when the round opens (the upload's airtime
+  is asked only of those that start it by the deadline, at their start), so the
+  events are sorted into the clock's order, (time, order of scheduling), in one
+  ``lexsort``, logged in that order, and their energy charged in that order;
+- step by step from a heap keyed like the clock's queue, when an upload's radio goes
+  on and off (TDMA's slots) or a transfer ends when a shared band has served it
+  (OFDMA: the band's own code runs on the loop's heap, :mod:`~simfl.sim.rounds.loop_clock`).
 """
 
 from __future__ import annotations
@@ -187,7 +194,7 @@ class PlacedRound:
                 client = ids[i]
                 log(t_s, EventKind.ARRIVED, round, client, "")
                 outcome[client] = Arrival(client, round, t_s, int(n_samples[client]))
-        if len(outcome) == n:
+        if n and len(outcome) == n:
             t_close = t_event[-1]
         meter.spend_in_order(started[who], spent)
         # still at work at the close, in order: interrupted, in the step they were in

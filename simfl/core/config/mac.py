@@ -44,6 +44,10 @@ class MacCapabilities:
     engines:
         The device-round engines whose results for this kind equal the processes' to
         the last bit (``process`` always; ``callbacks``, ``off_clock``).
+    placed_engines:
+        The engines whose results for this kind equal the processes' when a link gives
+        each client its own airtime (the shared radio's links: each client's SNR,
+        shadowing and fading); they replace ``engines`` then.
     async_modes:
         Contention can stay open for a whole run (``server.mode`` async or buffered).
     late_updates:
@@ -59,6 +63,7 @@ class MacCapabilities:
     """
 
     engines: frozenset[str] = frozenset({PROCESS})
+    placed_engines: frozenset[str] = frozenset({PROCESS})
     async_modes: bool = False
     late_updates: bool = False
     aircomp: bool = False
@@ -91,6 +96,7 @@ class IdealMac(Mac):
 
     kind = "ideal"
     capabilities = MacCapabilities(engines=frozenset(ENGINES), async_modes=True,
+                                   placed_engines=frozenset({PROCESS, OFF_CLOCK}),
                                    late_updates=True, aircomp=True)
 
 
@@ -136,7 +142,8 @@ class TdmaMac(Mac):
     """
 
     kind = "tdma"
-    capabilities = MacCapabilities(engines=frozenset({PROCESS, CALLBACKS}))
+    capabilities = MacCapabilities(engines=frozenset({PROCESS, CALLBACKS}),
+                                   placed_engines=frozenset({PROCESS, OFF_CLOCK}))
     mode: Literal["slots", "shared"] = "slots"
     slot_s: float = 0.1
 
@@ -304,7 +311,9 @@ class OfdmaMac(Mac):
     paper = ("Tse, Viswanath, Fundamentals of Wireless Communication, 2005, ch. 5-6; "
              "Shi et al., Joint device scheduling and resource allocation for "
              "latency constrained wireless federated learning, IEEE TWC 20(1), 2021")
-    capabilities = MacCapabilities()  # the band follows the clock: processes only
+    # the band follows the clock: processes; placed clients with the equal split and no
+    # interference also off the clock (the band's own code on the loop's heap)
+    capabilities = MacCapabilities(placed_engines=frozenset({PROCESS, OFF_CLOCK}))
     scheduler: str = "equal"  # a kind of :mod:`simfl.core.config.scheduler`
     resource_blocks: int | None = None
     pf_time_constant_s: float = 1.0

@@ -87,3 +87,10 @@ class InfiniteEnergy(EnergyMeter):
         busy.update(zip(ids, by_client[clients].tolist()) if by_client is not None
                     else dict.fromkeys(ids, new_w))
 
+    def spend_in_order(self, clients: np.ndarray, spent_j: np.ndarray) -> None:
+        """Charge ``spent_j[k]`` to ``clients[k]``, in the order given: each client's meter
+        and the round's total add the terms one after the other, as one :meth:`move` per
+        term would (a loop that knows a round's work in advance meters it at once)."""
+        np.add.at(self.used_j, clients, spent_j)
+        if spent_j.size:  # a running sum, one term after the other
+            self._round_j = float(np.add.accumulate(np.concatenate(([self._round_j], spent_j)))[-1])

@@ -57,6 +57,9 @@ class Link:
     #: whether :meth:`cohort_attempts` draws this class's attempts for a cohort at once;
     #: read from each class itself (a subclass that declares none does not)
     cohort_capable: ClassVar[bool] = True
+    #: whether each client's attempts take their own airtime (the MAC then says which
+    #: engines still hold: ``MacCapabilities.placed_engines``)
+    airtime_by_client: ClassVar[bool] = False
 
     def __init__(self, cfg: Channel, rngs: RngTree | None = None) -> None:
         if cfg.distance is not None and rngs is None:

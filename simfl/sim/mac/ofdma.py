@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 import simpy
 
+from simfl.core.config.mac import PROCESS
 from simfl.core.config.network import OfdmaMac
 from simfl.core.records import EventKind
 from simfl.core.registry import implements
@@ -85,6 +87,14 @@ class OfdmaAccess(MacBase):
     tti: TtiBand | None = None  # ``selectivity``: the band per TTI and block
     _generation = 0
     _cells: dict[int, _Cell] = {}  # replaced by each round's own (never mutated here)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # placed rounds run off the clock (this band on the loop's heap) with the equal
+        # split in each cell on its own; other schedulers and interference keep the clock
+        if self.cfg.scheduler != "equal" or self.cfg.interference != "none":
+            self.capabilities = dataclasses.replace(self.capabilities,
+                                                    placed_engines=frozenset({PROCESS}))
 
     def attach(self, air: Air) -> None:
         self.radio = air.radio_map

@@ -20,11 +20,13 @@ the kind a scenario names (``nr``: :mod:`simfl.sim.radio.nr_link`).
 
 from __future__ import annotations
 
+import itertools
 import math
-from typing import Protocol
+from typing import Iterable, Protocol, Sequence
 
 import numpy as np
 
+from simfl.core.config.mac import OFF_CLOCK, PROCESS
 from simfl.core.config.network import Channel
 from simfl.core.config.radio_link import NrLink, RadioLinkModel, ShannonLink
 from simfl.core.registry import implementation_of, implements
@@ -52,7 +54,15 @@ class UnitGain:
 
 
 class RadioLink(Link):
-    """One direction (``uplink`` or ``downlink``) of the shared radio (module docstring)."""
+    """One direction (``uplink`` or ``downlink``) of the shared radio (module docstring).
+
+    Rounds over it run on processes, or off the clock (:mod:`simfl.sim.rounds.placed`)
+    where no attempt can be lost: no SINR threshold and, on the uplink, no client that
+    power control silences.
+    """
+
+    engines = frozenset({PROCESS, OFF_CLOCK})
+    airtime_by_client = True
 
     def __init__(self, cfg: Channel, radio_map: RadioMap, direction: str,
                  fading: FadingGains | None = None, sinr_threshold_db: float | None = None,
@@ -61,6 +71,37 @@ class RadioLink(Link):
         self.radio_map, self.direction = radio_map, direction
         self.fading: FadingGains = fading if fading is not None else UnitGain()
         self.threshold = None if sinr_threshold_db is None else db_to_linear(sinr_threshold_db)
+
+    def round_engines(self, cohort: bool = False) -> frozenset[str]:
+        """Off the clock only while every attempt arrives (see the class docstring)."""
+        engines = super().round_engines(cohort)
+        if self.threshold is not None or (self.direction == "uplink" and bool(
+                np.isneginf(self.radio_map.tx_power_dbm).any())):
+            return engines - {OFF_CLOCK}
+        return engines
+
+    @property
+    def time_varying(self) -> bool:
+        """Whether an attempt's airtime depends on when it starts (fading)."""
+        return self.fading.draws
+
+    def airtimes_s(self, clients: np.ndarray, n_bytes: int,
+                   t_s: float | Sequence[float]) -> list[float]:
+        """The airtime of an attempt of ``n_bytes`` of each of ``clients`` that starts at
+        ``t_s`` (one time, or one per client): the numbers :meth:`transmit` gives, client
+        by client (its fading state advanced the same way), the mean SNRs read at once."""
+        radio_map = self.radio_map
+        snr_db = (radio_map.mean_snr_db(clients) if self.direction == "uplink"
+                  else radio_map.downlink_mean_snr_db(clients)).tolist()
+        bits, rate_bps = n_bytes * 8.0, self._rate_bps
+        times = itertools.repeat(t_s) if isinstance(t_s, float) else t_s
+        gains: Iterable[float] = ((self.fading.gain(c, t) for c, t in zip(clients.tolist(), times))
+                                  if self.time_varying else itertools.repeat(1.0))
+        airtimes = []
+        for db, gain in zip(snr_db, gains):
+            rate = rate_bps(float(10.0 ** (db / 10.0)) * gain)
+            airtimes.append(bits / rate if rate > 0 else math.inf)
+        return airtimes
 
     def mean_snr(self, client: int) -> float:
         """The linear mean SNR of ``client`` over the whole band in this direction."""

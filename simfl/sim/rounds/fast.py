@@ -10,7 +10,9 @@ the local work are metered for the whole cohort at once; the MAC's slot ends and
 are pushed onto the same heap (it is the MAC's :class:`~simfl.sim.mac.protocol.SlotDriver`;
 a MAC without contention, ``slots`` None, grants access at once).
 Slot ends still due when the round closes stay on the heap for the next round, as they
-stay on the clock; before a round that runs on the clock they are handed to it.
+stay on the clock; before a round that runs on the clock they are handed to it. Over
+links that give each client its own airtime (the shared radio) the round is
+:class:`~simfl.sim.rounds.placed.PlacedRound`'s.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from simfl.sim.clock import call_at
 from simfl.sim.links.channel import Link
 from simfl.sim.rounds.cohort import run_cohort
 from simfl.sim.rounds.device import Devices
+from simfl.sim.rounds.placed import PlacedRound, airtimes_by_client
 from simfl.sim.energy.infinite import InfiniteEnergy
 
 # kinds of heap entries, (time, order, kind, client or slot)
@@ -63,20 +66,28 @@ class FastRound:
         self._heap: list[tuple[float, int, int, int]] = []  # slot ends due, between rounds
         self._order = itertools.count()
         self._decided: list[tuple[int, bool]] = []  # decisions of the slot end being settled
+        self._placed = PlacedRound(devices) if airtimes_by_client(devices.links) else None
 
     @property
     def mac(self) -> OffClockAccess:
         """The MAC, which claims this loop (:mod:`simfl.sim.rounds.engines`)."""
         mac = self.devices.mac
-        assert OFF_CLOCK in mac.capabilities.engines, "the MAC claims the loop off the clock"
+        assert OFF_CLOCK in self._claimed(), "the MAC claims the loop off the clock"
         return cast(OffClockAccess, mac)
+
+    def _claimed(self) -> frozenset[str]:
+        """The engines the MAC claims for these links (placed ones, or the others)."""
+        capabilities = self.devices.mac.capabilities
+        return capabilities.engines if self._placed is None else capabilities.placed_engines
 
     @property
     def ready(self) -> bool:
         """Whether the MAC claims this loop and its pending slot ends, if any, are this
         loop's (not the clock's)."""
-        if OFF_CLOCK not in self.devices.mac.capabilities.engines:
+        if OFF_CLOCK not in self._claimed():
             return False
+        if self._placed is not None:  # no contention
+            return True
         slots = self.mac.slots
         return slots is None or not slots.wake_due or bool(self._heap)
 
@@ -120,6 +131,9 @@ class FastRound:
             ) -> tuple[list[Outcome], float]:
         """Run ``round``'s work of ``started`` (sorted ids) from now; returns each one's
         outcome (in the order of ``started``) and the time the round closes."""
+        if self._placed is not None:  # each client's own airtimes, no contention
+            outcomes, self.now_s = self._placed.run(round, started, deadline_s)
+            return outcomes, self.now_s
         d = self.devices
         env, meter, log = d.env, d.energy, d.log
         slots = self.mac.slots  # contention the loop drives, if any

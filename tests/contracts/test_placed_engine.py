@@ -128,10 +128,13 @@ def test_placed_energy_and_mac_modes_off_the_clock(monkeypatch, mac, variant):
     'network.mac={"kind": "ofdma", "scheduler": "proportional_fair"}',
     'network.mac={"kind": "slotted_aloha", "access_prob": 0.2, "slot_s": 0.02}',
     'network.radio.power_control={"kind": "truncated_inversion", "target_snr_db": 20.0}',
+    'network.mac={"kind": "ofdma", "resource_blocks": 10, "selectivity": "rayleigh"}',
+    'network.radio.link={"kind": "nr"}',
 ])
 def test_settings_that_change_the_outcome_keep_the_clock(monkeypatch, setting):
     """An SINR threshold (outage, retries), a silenced client, a scheduler other than
-    the equal split, contention with capture: no loop off the clock."""
+    the equal split, contention with capture, a band scheduled per TTI, NR blocks lost
+    with their BLER: no loop off the clock."""
     cfg = placed("ideal", "block", "shadowed", 3, 4.0, (setting,))
     reference, claimed, ran = run_on(monkeypatch, cfg, frozenset({PROCESS}))
     if "power_control" in setting:  # some client is silenced at this seed and target

@@ -91,8 +91,10 @@ class OfdmaAccess(MacBase):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # placed rounds run off the clock (this band on the loop's heap) with the equal
-        # split in each cell on its own; other schedulers and interference keep the clock
-        if self.cfg.scheduler != "equal" or self.cfg.interference != "none":
+        # split in each cell on its own; other schedulers, interference and a band
+        # scheduled per TTI keep the clock
+        if (self.cfg.scheduler != "equal" or self.cfg.interference != "none"
+                or self.cfg.selectivity is not None):
             self.capabilities = dataclasses.replace(self.capabilities,
                                                     placed_engines=frozenset({PROCESS}))
 

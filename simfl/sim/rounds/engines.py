@@ -60,7 +60,9 @@ def claimed_engines(devices: Devices) -> frozenset[str]:
     capabilities = devices.mac.capabilities
     placed = any(link.airtime_by_client for link in devices.links)
     claimed = capabilities.placed_engines if placed else capabilities.engines
-    slots = cast(OffClockAccess, devices.mac).slots if OFF_CLOCK in claimed else None
+    # a MAC claiming the loop over one-airtime links drives its slots there (if any)
+    slots = (cast(OffClockAccess, devices.mac).slots
+             if OFF_CLOCK in claimed and not placed else None)
     cohort = slots is not None and slots.by_cohort  # then the uplink's losses too
     claimed = (claimed & devices.links.downlink.round_engines()
                & devices.links.uplink.round_engines(cohort=cohort))

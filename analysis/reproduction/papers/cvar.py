@@ -95,8 +95,8 @@ def _step_note(setting: str, arm_runs: dict[float, list[RunInfo]],
 
 
 #: what the verdict table says of the paper's effects
-PAPER_EFFECT = ("in the paper's Table 1 and figures; those numbers are not available to "
-                "simfl, so the direction is tested")
+PAPER_EFFECT = ("stated in the paper's Table 1 and figures, whose numbers are not "
+                "available to simfl: the direction is tested")
 
 
 def cvar_section(c: Campaign, figures: Path) -> Section:

@@ -39,6 +39,8 @@ COMPARISONS, REPORT = "comparisons.csv", "report.md"
 #: the numbers of a run's summary.json shown first in ``results/KEY.csv``, in this order
 SUMMARY_FIRST = ("final_accuracy", "best_accuracy", "time_to_target_s", "rounds", "sim_time_s",
                  "wall_time_s", "trained_updates", "aggregated_updates", "energy_j")
+#: a figure link as report.md writes it, and as a section's own file does
+_FROM_REPORT, _FROM_SECTIONS = f"]({FIGURES_DIR}/", f"](../{FIGURES_DIR}/"
 VERDICT_HEADER = ("paper", "claim", "paper's effect", "simfl's effect ± interval", "verdict",
                   "why", "seeds", "rounds", "settings that still differ", "study wall time")
 
@@ -60,7 +62,9 @@ def write_part(section: Section, campaign: Campaign, out: Path) -> str:
     sections, results = out / SECTIONS_DIR, out / RESULTS_DIR
     sections.mkdir(parents=True, exist_ok=True)
     results.mkdir(parents=True, exist_ok=True)
-    (sections / f"{key}.md").write_text("\n".join([f"## {section.title}", "", *section.body]))
+    text = "\n".join([f"## {section.title}", "", *section.body])
+    # the section's figure links resolve from sections/, the report's from the folder
+    (sections / f"{key}.md").write_text(text.replace(_FROM_REPORT, _FROM_SECTIONS))
     meta = {"key": key, "study": campaign.study, "title": section.title,
             "mode": str(campaign.meta.get("mode")), "campaign": str(campaign.folder),
             "generated": _now(), "rows": section.rows()}
@@ -124,7 +128,8 @@ def assemble(out: Path) -> Path:
              md_table(VERDICT_HEADER, [row for m in parts for row in m["rows"]]),
              "## How the verdicts are decided", "", RULE, "", HOW_TO_READ, ""]
     for m in parts:
-        lines += [(out / SECTIONS_DIR / f"{m['key']}.md").read_text()]
+        text = (out / SECTIONS_DIR / f"{m['key']}.md").read_text()
+        lines += [text.replace(_FROM_SECTIONS, _FROM_REPORT)]
     path = out / REPORT
     path.write_text("\n".join(lines))
     return path

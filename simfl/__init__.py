@@ -16,7 +16,8 @@ from simfl.core.config import (
     Aggregator, Availability, Channel, Dataset, Mac, Model, Partition, Rate, Sampler,
     SessionInit,
     # task: datasets, partitions, models
-    Blobs, Digits, Mnist5k, Quadratic, Synthetic, Dirichlet, Iid, Native, Shards, Logreg, Mlp,
+    Blobs, Digits, Mnist5k, Quadratic, Synthetic, Dirichlet, Iid, LabelBlocks, Native, Shards,
+    Logreg, Mlp,
     Cifar10, Cifar100, Idx, Leaf, Npz,
     Cnn, Lenet5, CharLstm, TorchModule,
     # population: availability models and session initialisers
@@ -136,7 +137,7 @@ __all__ = [
     "Sampler", "SessionInit",
     "Blobs", "Digits", "Mnist5k", "Quadratic", "Synthetic", "Dirichlet", "Iid", "Native",
     "Cifar10", "Cifar100", "Idx", "Leaf", "Npz",
-    "Shards", "Logreg", "Mlp", "Cnn", "Lenet5", "CharLstm", "TorchModule",
+    "Shards", "LabelBlocks", "Logreg", "Mlp", "Cnn", "Lenet5", "CharLstm", "TorchModule",
     "Always", "Bernoulli", "Diurnal", "Ideal", "LessDataFirst", "LogNormal", "Markov",
     "MifaAdversarial", "MoreDataFirst", "SinLogNormal", "Trace", "YCycle", "YMaxFirst",
     "Average", "Continuous", "Previous", "Similarity",

@@ -95,3 +95,20 @@ def test_run_with_the_optimum_graph_needs_no_exchange(tiny_scenario, tmp_path):
     result = run(scenario, tmp_path / "fedgs")
     assert result.summary["graph_updates"] == 0 and result.summary["query_time_s"] == 0
     assert result.summary["trained_updates"] > 0
+
+
+def test_the_reports_paper_effects_follow_the_papers_cells():
+    import importlib
+
+    from test_report import load_report
+
+    load_report()  # puts analysis/ on the path
+    fedgs = importlib.import_module("reproduction.papers.fedgs")
+    gain = fedgs.paper_gain
+    assert gain("sin_log_normal", "sin_log_normal, synthetic") == pytest.approx(0.006)
+    assert gain("more_data_first", "more_data_first, synthetic") == pytest.approx(0.362 - 0.311)
+    assert gain("ideal", "ideal, synthetic", -1.0) == pytest.approx(0.328 - 0.302)
+    # a synthetic number says nothing of runs on other data, and YMF/YC carry none
+    assert gain("log_normal", "log_normal, fashion-mnist") is None
+    assert gain("y_cycle", "y_cycle, fashion-mnist") is None
+    assert gain("y_max_first", "y_max_first, synthetic") is None

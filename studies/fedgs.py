@@ -22,9 +22,11 @@ invited (the sampling-count variance of the paper's table) next to the best test
 Full mode: 10 seeds; quick mode: 20 rounds, 2 seeds, all seven modes on the synthetic
 data with the repository's beta, batch 64 and the functional-similarity graph.
 
-Cost of the full mode, timed on this two-core machine: about 4 s a synthetic run (1,000
-rounds) and 8 s a Fashion-MNIST run (FMNIST_ROUNDS rounds), 630 runs: about 0.9 h of
-wall time with ``--jobs 2``.
+Cost: run with one BLAS thread per run (``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1``; more
+threads only contend on these small products). Timed with ``--jobs 2`` on this two-core
+machine while it was shared (load about 15): about 55 s of wall time a synthetic run of
+1,000 rounds, 70 s with FedGS (its graph's local fits: about 1 CPU-second). The full
+mode's 0.9 h with ``--jobs 2`` is an estimate for an unshared machine, not a timing.
 
     python -m studies.fedgs [--quick] [--out DIR] [--jobs N] [--seeds S..] [--rounds R]
 """

@@ -197,6 +197,7 @@ QUADRATIC = ("task.dataset=quadratic", "task.partition=native")
     (("population.availability.kind=mifa_adversarial",), "population.availability.kind"),
     (("population.availability.kind=diurnal",), "population.availability.strategy"),
     (("server.sampler.kind=fedgs", "server.sampler.feature=oracle"), "server.sampler.feature"),
+    (("server.sampler.kind=fedgs", "server.sampler.feature=optimum"), "server.sampler.feature"),
 ])
 def test_label_based_models_need_a_classification_data_set(pairs, field):
     scenario = load_scenario("quickstart")

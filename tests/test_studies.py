@@ -87,10 +87,15 @@ def test_the_papers_settings_in_the_full_mode(small_fashion):
     assert (s.task.optimizer.momentum, s.task.batch_size, s.task.n_clients) == (0.9, 128, 20)
     assert s.run.rounds == 6 * s.population.sessions.rounds_per_session == 300
     s = first(fedgs.study(False), "fedgs_a1")
-    assert (s.task.batch_size, s.run.rounds, s.server.sampler.feature) == (10, 1000, "oracle")
-    betas = {m["kind"]: m.get("beta") for m in fedgs.study(False).grid["population.availability"]}
-    assert betas["more_data_first"] == betas["less_data_first"] == 0.7
-    assert betas["log_normal"] == betas["sin_log_normal"] == 0.5
+    assert (s.task.batch_size, s.run.rounds, s.server.sampler.feature) == (10, 1000, "optimum")
+    assert (s.task.dataset.kind, s.server.sampler.epsilon) == ("synthetic", 0.1)
+    cells = {(m["kind"], a.set.get("task.dataset", {}).get("kind", "synthetic")): m.get("beta")
+             for a in fedgs.study(False).arms if a.name == "uniform"
+             for m in a.grid["population.availability"]}
+    assert cells == {("ideal", "synthetic"): None, ("more_data_first", "synthetic"): 0.7,
+                     ("less_data_first", "synthetic"): 0.7, ("log_normal", "synthetic"): 0.5,
+                     ("sin_log_normal", "synthetic"): 0.5, ("y_max_first", "idx"): 0.9,
+                     ("y_cycle", "idx"): 0.9}
     s = first(fedlaavg.study(False), "always-fedlaavg")
     assert (s.task.n_clients, s.task.batch_size, s.population.availability.kind) == \
         (1000, 5, "always")

@@ -33,7 +33,8 @@ class ClientProbe(Protocol):
     invitations); the trainer computes the numbers. Exchanges are counted apart from
     training. ``losses`` returns the clients that answered (sorted) and the global
     model's mean local loss of each. ``features`` returns one row per client (all
-    clients): ``"oracle"`` label histograms (free, no exchange), or, after every client
+    clients): ``"oracle"`` label histograms or ``"optimum"`` each client's optimal
+    linear-softmax parameters (both free, no exchange), or, after every client
     trained once from the current model, ``"logit"`` (mean logits on one Gaussian noise
     batch) or ``"update"`` (the flattened local update); clients that did not answer
     get a row of NaN.

@@ -52,6 +52,12 @@ class RunProbe:
             from simfl.train.probe import label_histograms
 
             return label_histograms(self.data)
+        if kind == "optimum":
+            if self.data is None:
+                return np.zeros((n, 1))
+            from simfl.train.local_optimum import client_optima
+
+            return client_optima(self.data)
         answered = self._exchange(0, np.arange(n), self.sim.work_samples, self.sim.model_bytes,
                                   "graph")
         self.counts["graph_updates"] += len(answered)

@@ -81,7 +81,9 @@ class FedGS(Sampler):
     exchange, charged in simulated time, counted apart from training) and the server
     builds the data-distribution-dependency graph (3DG) from ``feature``: ``logit``
     (functional similarity: mean logits on one Gaussian noise batch), ``update`` (the
-    local update) or ``oracle`` (label histograms, no exchange). Each round maximises
+    local update), ``oracle`` (label histograms, no exchange) or ``optimum`` (each
+    client's optimal linear-softmax parameters (W_k, b_k) on its own data, ridge-penalised,
+    no exchange). Each round maximises
     alpha x mean pairwise graph distance minus the change of the sample-count variance
     (docs/algorithms.md §4.2): exact enumeration up to ``exact_limit`` candidate sets, else
     greedy construction and 1-swap local search for at most ``max_swaps`` swaps.
@@ -90,7 +92,7 @@ class FedGS(Sampler):
     kind = "fedgs"
     paper = ("Wang et al., FedGS: Federated Graph-based Sampling with Arbitrary Client "
              "Availability, AAAI 2023")
-    feature: Literal["logit", "update", "oracle"] = "logit"
+    feature: Literal["logit", "update", "oracle", "optimum"] = "logit"
     alpha: float = 0.1
     epsilon: float = 0.01
     sigma: float = 0.1

@@ -66,9 +66,10 @@ class Scenario(Node):
                     f"task.dataset = {dataset.kind!r} (a label-based model needs a "
                     "classification data set)")
             sampler = self.server.sampler
-            require(getattr(sampler, "feature", None) != "oracle", "server.sampler.feature",
-                    "oracle", f"'logit' or 'update' with task.dataset = {dataset.kind!r} (label "
-                    "histograms need a classification data set)")
+            feature = getattr(sampler, "feature", None)
+            require(feature not in ("oracle", "optimum"), "server.sampler.feature",
+                    feature, f"'logit' or 'update' with task.dataset = {dataset.kind!r} (label "
+                    "histograms and softmax optima need a classification data set)")
         optimizer = self.task.optimizer
         require(self.server.algorithm.local_rule != "scaffold" or optimizer.plain,
                 "task.optimizer.kind", optimizer.kind, "plain sgd (no momentum, constant step) "

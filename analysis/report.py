@@ -6,9 +6,15 @@ a study wrote them ``events.csv`` and ``client_labels.json``). It never runs a s
 
 Usage::
 
-    python analysis/report.py CAMPAIGN [CAMPAIGN ...] --out DIR
+    python analysis/report.py [CAMPAIGN ...] --out DIR
 
-writes ``DIR/report.md`` and its figures ``DIR/figures/*.png``.
+regenerates, in the report folder ``DIR``, the parts of the studies whose campaign folders
+are given (each study's section ``DIR/sections/KEY.md`` and verdict rows
+``DIR/sections/KEY.json``, its figures ``DIR/figures/*.png``, its rows of
+``DIR/comparisons.csv``, its runs ``DIR/results/KEY.csv`` and raw claim metrics
+``DIR/results/KEY_claims.csv``), keeps the other studies' parts already in ``DIR``, and
+assembles ``DIR/report.md`` from all of them. So one study is regenerated from its own
+campaign folder alone; with no campaign the report is only reassembled.
 
 Statistics. A number is the mean over seeds with its 95% confidence interval,
 mean ± t(0.975, n-1) s / sqrt(n) (s: the sample standard deviation; no interval for one
@@ -83,8 +89,11 @@ __all__ = [
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="Write the reproduction report from the studies' "
                                 "campaign folders (nothing is re-run).")
-    p.add_argument("campaigns", nargs="+", type=Path, help="campaign folders of the studies")
-    p.add_argument("--out", type=Path, required=True, help="folder for report.md and figures/")
+    p.add_argument("campaigns", nargs="*", type=Path,
+                   help="campaign folders of the studies to regenerate (none: reassemble)")
+    p.add_argument("--out", type=Path, required=True,
+                   help="report folder: report.md, figures/, sections/, results/, "
+                   "comparisons.csv (the other studies' parts there are kept)")
     args = p.parse_args(argv)
     try:
         path = write_report(args.campaigns, args.out)

@@ -1,7 +1,10 @@
 """Every study, then the report: ``python -m studies [--quick] --out DIR``.
 
-The campaigns go to ``DIR/<study>`` and the report to ``DIR/report/report.md``. A study
-already done is skipped run by run (its campaign index), so the command resumes.
+The campaigns go to ``DIR/<study>`` and the report to ``DIR/report/report.md`` (or the
+report folder ``--report``). A study already done is skipped run by run (its campaign
+index), so the command resumes. With ``--only NAME...`` only those studies run and only
+their parts of the report are regenerated; the other studies' parts already in the
+report folder are kept (``--report docs/reproduction`` updates the committed report).
 """
 
 from __future__ import annotations
@@ -29,7 +32,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", type=Path, required=True, help="folder of the campaigns and report")
     add_run_options(p)
     p.add_argument("--only", nargs="+", choices=sorted(STUDIES), default=None,
-                   help="run these studies only (the report covers every campaign in --out)")
+                   help="run these studies only and regenerate only their parts of the "
+                   "report (the others' parts in the report folder are kept)")
+    p.add_argument("--report", type=Path, default=None,
+                   help="report folder (default DIR/report; e.g. docs/reproduction)")
     args = p.parse_args(argv)
     started_s = time.perf_counter()
     try:
@@ -59,8 +65,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                   file=sys.stderr)
             return 1
         print(f"{name}: {time.perf_counter() - t_s:.1f} s", flush=True)
-    campaigns = [str(args.out / name) for name in STUDIES if (args.out / name / "study.json").is_file()]
-    status = load_report().main([*campaigns, "--out", str(args.out / "report")])
+    campaigns = [str(args.out / name) for name in (args.only or STUDIES)
+                 if (args.out / name / "study.json").is_file()]
+    status = load_report().main([*campaigns, "--out", str(args.report or args.out / "report")])
     print(f"all studies and the report: {time.perf_counter() - started_s:.1f} s")
     return status
 

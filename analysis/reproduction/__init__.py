@@ -14,7 +14,13 @@
   (a claim's row of the verdict table may state its own seeds and rounds, ``Claim``;
   a study's ``notes["differs"]`` lists where it still differs from the paper);
 * :mod:`.papers`: the per-study sections (FedAR, CVaR, warm starts, FedGS, FedLaAvg);
-* :mod:`.document`: the whole ``report.md`` from the campaign folders.
+* :mod:`.parts`: each study's committed parts (its section, verdict rows, runs table,
+  raw claim metrics :mod:`.claim_metrics`, rows of ``comparisons.csv``
+  :mod:`.comparisons_csv`) and ``report.md`` assembled from every study's parts;
+* :mod:`.document`: regenerating the parts of the studies whose campaign folders are
+  given, then the whole ``report.md``;
+* :mod:`.check`: a reader's recomputation of every comparison from the committed raw
+  claim metrics, sharing no code with the rest.
 
 Nothing here runs a simulation: every number is read from the run folders.
 """

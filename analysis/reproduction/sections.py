@@ -29,6 +29,7 @@ class Claim(NamedTuple):
     seeds: str | None = None
     rounds: str | None = None
     comparisons: tuple[Comparison, ...] = ()  # as decided (Holm-corrected), for the CSV
+    metric: str = ""  # what the comparisons compare (their runs' claim metric)
 
 
 def as_claim(row: Sequence[Any]) -> Claim:
@@ -38,7 +39,9 @@ def as_claim(row: Sequence[Any]) -> Claim:
 @dataclass
 class Section:
     """One paper's part of the report; ``seeds`` and ``rounds`` replace what the verdict
-    table would read from the campaign (its seeds, its notes' ``rounds``)."""
+    table would read from the campaign (its seeds, its notes' ``rounds``). ``key`` names
+    the section's committed parts (``sections/KEY.md``, ``results/KEY.csv``, ...; default:
+    the campaign's study), for a study with several campaigns (FedAR per model)."""
 
     title: str
     claims: list[Any]  # Claim or (claim in one sentence, verdict, reason)
@@ -46,6 +49,7 @@ class Section:
     campaign: Campaign | None = None
     seeds: str | None = None
     rounds: str | None = None
+    key: str | None = None
 
     def scale(self) -> list[str]:
         """Seeds, rounds and study wall time, for the verdict table."""
@@ -130,6 +134,6 @@ def verdict_block(claim: str, comparisons: Sequence[Comparison], metric: str,
     verdict, reason = overall(corrected)
     paper, simfl = effects(corrected)
     claims.append(Claim(claim, verdict, reason, paper_effect or paper, simfl,
-                        seeds or paired_seeds(corrected), rounds, tuple(corrected)))
+                        seeds or paired_seeds(corrected), rounds, tuple(corrected), metric))
     body += [f"**Claim.** {claim}", "", comparison_table(corrected, metric),
              f"**Verdict: {verdict}** ({reason}).", ""]

@@ -21,7 +21,8 @@ FRACTION = 0.5
 
 __all__ = ["ALPHA", "CONTRADICTED", "Comparison", "FRACTION", "INCONCLUSIVE", "Interval",
            "NOT_ASSESSED", "NOT_REPRODUCED", "NOT_TESTED", "PARTLY", "POWER", "REPRODUCED",
-           "RULE", "SMALLER", "compare", "decide", "holm", "mean_ci", "not_tested", "overall"]
+           "RULE", "SMALLER", "compare", "decide", "holm", "mean_ci", "not_tested", "overall",
+           "seed_order"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,11 @@ class Comparison:
     alpha: float = ALPHA
     p_value: float = math.nan
     seeds: tuple[Any, ...] = ()  # the seed of each entry of ``paired``
+    #: every seed's value of the claimed-better arm and of the other, ``(seed, value)``
+    #: in seed order (NaN where a run is missing, diverged or unscored): the raw claim
+    #: metrics ``paired`` is computed from
+    better_values: tuple[tuple[Any, float], ...] = ()
+    other_values: tuple[tuple[Any, float], ...] = ()
 
     @property
     def min_detectable(self) -> float:
@@ -97,14 +103,19 @@ def compare(label: str, better: dict[Any, float], other: dict[Any, float],
     a, b = mean_ci(better.values()), mean_ci(other.values())
     sign = 1.0 if higher_is_better else -1.0
     seeds = tuple(sorted((s for s in better if s in other and math.isfinite(better[s])
-                          and math.isfinite(other[s])), key=_seed_order))
+                          and math.isfinite(other[s])), key=seed_order))
     paired = tuple(sign * (better[s] - other[s]) for s in seeds)
     diff, verdict = _decide(paired, ALPHA, paper_effect)
     return Comparison(label, a, b, diff, higher_is_better, verdict, paired, paper_effect,
-                      ALPHA, paired_p_value(paired), seeds)
+                      ALPHA, paired_p_value(paired), seeds, _by_seed(better), _by_seed(other))
 
 
-def _seed_order(seed: Any) -> tuple[int, Any]:
+def _by_seed(values: dict[Any, float]) -> tuple[tuple[Any, float], ...]:
+    return tuple((s, math.nan if values[s] is None else float(values[s]))
+                 for s in sorted(values, key=seed_order))
+
+
+def seed_order(seed: Any) -> tuple[int, Any]:
     """Seeds in numeric order (1, 2, ..., 10), whatever their type."""
     try:
         return 0, float(seed)

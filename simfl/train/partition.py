@@ -20,7 +20,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from simfl.core.config import Dirichlet, Iid, Native, Partition, Shards
+from simfl.core.config import Dirichlet, Iid, LabelBlocks, Native, Partition, Shards
 from simfl.core.errors import ConfigError
 from simfl.core.registry import has_implementation, implementation_of, implements
 
@@ -105,6 +105,28 @@ def native_sizes(cfg: Native, n_train: int, groups: np.ndarray | None, n_clients
     return np.asarray(groups[:n_clients], dtype=np.int64)
 
 
+def label_blocks(cfg: LabelBlocks, y: np.ndarray, groups, n_clients: int,
+                 rng: np.random.Generator) -> list[np.ndarray]:
+    """Each block's labels' samples (a shared label's cut in equal parts, one per block)
+    shuffled and split into equal parts among the block's clients."""
+    if not cfg.clients:
+        return iid(Iid(), y, groups, n_clients, rng)
+    if sum(cfg.clients) != n_clients:
+        raise ConfigError("task.partition.clients", list(cfg.clients),
+                          f"blocks of clients adding up to task.n_clients = {n_clients}")
+    pools: list[list[np.ndarray]] = [[] for _ in cfg.clients]
+    for label in range(int(y.max(initial=-1)) + 1):
+        owners = [b for b, labels in enumerate(cfg.labels) if label in labels]
+        idx = rng.permutation(np.flatnonzero(y == label))
+        for b, chunk in zip(owners, np.array_split(idx, max(len(owners), 1))):
+            pools[b].append(chunk)
+    parts = []
+    for chunks, n in zip(pools, cfg.clients):
+        pool = rng.permutation(np.concatenate(chunks)) if chunks else np.empty(0, np.int64)
+        parts += [np.sort(part) for part in np.array_split(pool, n)]
+    return parts
+
+
 class Splitter(NamedTuple):
     """A partition's implementation: ``split(cfg, y, groups, n_clients, rng)`` gives each
     client's indices; ``sizes(cfg, n_train, group_sizes, n_clients, rng)``, when the
@@ -117,7 +139,8 @@ class Splitter(NamedTuple):
 
 for _config, _splitter in ((Iid, Splitter(iid, iid_sizes)), (Dirichlet, Splitter(dirichlet)),
                            (Shards, Splitter(shards, shards_sizes)),
-                           (Native, Splitter(native, native_sizes))):
+                           (Native, Splitter(native, native_sizes)),
+                           (LabelBlocks, Splitter(label_blocks))):
     implements(_config, _splitter)
 
 

@@ -85,7 +85,8 @@ def fedar_section(c: Campaign, figures: Path) -> Section:
                   claims, body, paper_effect=f"about {PAPER_GAIN:+.2f} over the best baseline "
                   "(CIFAR-10, LeNet-5; at least that over the others)")
     which = f" ({_model_suffix(c)[1:]})" if _model_suffix(c) else ""
-    return Section(f"FedAR{which}: availability-aware aggregation", claims, body)
+    return Section(f"FedAR{which}: availability-aware aggregation", claims, body,
+                   key=f"fedar{_model_suffix(c)}")
 
 
 def _model_suffix(c: Campaign) -> str:

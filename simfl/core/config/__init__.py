@@ -31,7 +31,7 @@ from simfl.core.config.dataset import (Blobs, Cifar10, Cifar100, Dataset, Digits
                                        Mnist5k, Npz, Quadratic, Synthetic)
 from simfl.core.config.model import CharLstm, Cnn, Lenet5, Logreg, Mlp, Model
 from simfl.core.config.torch_module import TorchModule
-from simfl.core.config.task import Dirichlet, Iid, Native, Partition, Shards, Task
+from simfl.core.config.task import Dirichlet, Iid, LabelBlocks, Native, Partition, Shards, Task
 from simfl.core.config.fading import Fading, NoFading, RayleighFading, RicianFading
 from simfl.core.config.placement import (ConstantVelocity, DiscPlacement, FilePlacement,
                                          GridPlacement, Mobility, Placement, PppPlacement,
@@ -54,7 +54,7 @@ __all__ = [
     "Trace", "YCycle", "YMaxFirst", "Blobs", "Channel",
     "Choice", "Compute", "Dataset", "Digits", "Dirichlet", "Distance", "ErasureChannel", "FedAR",
     "FedAvg", "FedAvgIS", "FedAvgS", "FedAvgSWait", "FedLaAvg", "FedVARP", "FixedRate", "GilbertElliottChannel", "ContinuousGilbertElliottChannel",
-    "IdealChannel", "IdealMac", "Iid", "Logreg", "Mac", "Mifa", "Mlp", "Model", "Native",
+    "IdealChannel", "IdealMac", "Iid", "LabelBlocks", "Logreg", "Mac", "Mifa", "Mlp", "Model", "Native",
     "Network", "Node", "Partition", "Population", "Rate", "RayleighChannel", "Run", "Sampler",
     "Scaffold", "Scenario", "Server", "ShannonRate", "Shards", "Synthetic", "Task", "Uniform",
     "apply_overrides", "load_scenario", "parse_override",

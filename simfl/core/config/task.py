@@ -15,7 +15,7 @@ from simfl.core.config.local_optimizer import AdamW, LocalOptimizer, Sgd
 from simfl.core.config.model import Mlp, Model
 from simfl.core.config.node import (MAX_CLIENTS, Choice, Node, at_most, non_negative, positive,
                                     require)
-from simfl.core.config.papers import FEDAVG
+from simfl.core.config.papers import FEDAVG, RANDOM_ACCESS
 
 
 #: a function's import path, ``package.module:function``
@@ -60,6 +60,32 @@ class Shards(Partition):
 
     def validate(self) -> None:
         positive(self, "per_client")
+
+
+@dataclass(frozen=True)
+class LabelBlocks(Partition):
+    """Blocks of consecutive clients, each splitting the samples of its own labels at random.
+
+    Block b is the next ``clients[b]`` client ids and holds the labels ``labels[b]``; its
+    clients share those labels' samples in equal random parts (an IID split within the
+    block). A label of several blocks has its samples cut into equal parts, one per
+    block; a label of no block is not trained on. The blocks' clients add up to
+    ``task.n_clients``. Empty (the default): one block of every client and label, the
+    ``iid`` split.
+    """
+
+    kind = "label_blocks"
+    paper = f"{RANDOM_ACCESS} (its code: 27 users on classes 0-7, the 3 rare ones on 8-9)"
+    clients: tuple[int, ...] = ()
+    labels: tuple[tuple[int, ...], ...] = ()
+
+    def validate(self) -> None:
+        require(len(self.labels) == len(self.clients), "labels", self.labels,
+                f"one label set per block of clients ({len(self.clients)} blocks)")
+        require(all(c >= 1 for c in self.clients), "clients", self.clients,
+                "a list of numbers of clients >= 1, one per block")
+        require(all(len(ls) > 0 and min(ls) >= 0 for ls in self.labels), "labels",
+                self.labels, "a non-empty list of class labels >= 0 per block")
 
 
 @dataclass(frozen=True)

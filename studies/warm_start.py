@@ -78,7 +78,7 @@ DIFFERS = [
     "and takes plain SGD steps (no momentum); the authors' code uses a variant of its own "
     "with momentum 0.9",
     "FedProx's mu = 1.0 is the authors' command-line value; the paper's Fashion-MNIST "
-    "row is compared with the FedAvg arms (the notes do not name its algorithm)",
+    "row is taken to be FedAvg's and compared with the FedAvg arms only",
 ]
 
 

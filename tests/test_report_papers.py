@@ -122,3 +122,8 @@ def test_fedlaavg_best_accuracy_and_the_last_rounds(tmp_path):
     tail = fedlaavg.last(fedlaavg.series(run, "accuracy"), 15)
     assert tail.x.tolist() == [30.0]
     assert fedlaavg.PAPER_BEST_GAIN["diurnal"] == pytest.approx(0.0423)
+
+
+def test_a_campaign_without_fedavg_is_a_part_of_its_own(tmp_path):
+    assert warm.part_key(["fedavg", "fedprox"]) is None
+    assert warm.part_key(["fedprox", "scaffold"]) == "warm_start_fedprox_scaffold"

@@ -35,6 +35,10 @@ PAPER_CELL = "overlap 0, dir 0.3"
 PAPER_ALGORITHM = "fedavg"
 INITIALISERS = ("similarity", "previous", "average", "continuous")
 ALGORITHMS = ("fedavg", "fedprox", "scaffold")
+#: the initialisers the claim compares the similarity blend with, in words
+BASELINE_WORDS = {"previous": "the previous model", "average": "the average",
+                  "continuous": "the previous model with continuous distillation"}
+TITLE = "Warm starts for alternating client groups"
 #: the keys of a run's cell of the session grid
 CELL_KEYS = (("population.sessions.label_overlap", "overlap"), ("task.partition.alpha", "dir"))
 
@@ -126,7 +130,7 @@ def warm_start_section(c: Campaign, figures: Path) -> Section:
     algs = [a for a in ALGORITHMS if scores.arms(a)]
     if not algs or not scores.cells:
         body.append("No finished run with a scored switch.")
-        return Section("Warm starts for alternating client groups", claims, body)
+        return Section(TITLE, claims, body)
     where = claim_cell(scores)
     body += [f"Scored switches: sessions {', '.join(map(str, scores.sessions))} (each on "
              "its own; the pilot session, the restart from the initial model and the next "
@@ -143,15 +147,17 @@ def warm_start_section(c: Campaign, figures: Path) -> Section:
         comparisons = switch_comparisons(scores, alg, where, window, paper)
         if not comparisons:
             continue
+        others = [BASELINE_WORDS[b] for b in scores.arms(alg) if b != "similarity"]
         verdict_block(f"With {alg}, starting a returning session from the similarity-"
                       "weighted blend of the earlier sessions' models gives a higher mean "
                       f"accuracy over the first {window} rounds after the switch than "
-                      "starting from the previous model, the average, or continuous "
-                      "distillation, at every scored switch.", comparisons, "accuracy",
-                      claims, body, paper_effect=paper_effects_text() if paper else None)
-    plot_switches(c, algs, where, figures / "warm_start.png")
+                      f"starting from {' or '.join(others)}, at every scored switch.",
+                      comparisons, "accuracy", claims, body,
+                      paper_effect=paper_effects_text() if paper else None)
+    figure = f"{part_key(algs) or 'warm_start'}.png"
+    plot_switches(c, algs, where, figures / figure)
     body += ["![Warm starts: accuracy against rounds since each scored switch]"
-             "(figures/warm_start.png)", "",
+             f"(figures/{figure})", "",
              "For reference, not part of the claims: 1 round after the switch and the "
              "session's end, averaged over the scored switches.", "",
              comparison_table([compare(f"{alg}: similarity > {b} ({name})",
@@ -160,7 +166,14 @@ def warm_start_section(c: Campaign, figures: Path) -> Section:
                                for alg in algs if "similarity" in scores.arms(alg)
                                for i, name in ((0, "1 round after"), (2, "session end"))
                                for b in scores.arms(alg) if b != "similarity"], "accuracy")]
-    return Section("Warm starts for alternating client groups", claims, body)
+    return Section(TITLE + ("" if PAPER_ALGORITHM in algs else f" ({', '.join(algs)})"),
+                   claims, body, key=part_key(algs))
+
+
+def part_key(algs: list[str]) -> str | None:
+    """The report part of a campaign: the study's own (None) when it holds the paper's
+    algorithm, else one named after its algorithms (a second campaign of the study)."""
+    return None if PAPER_ALGORITHM in algs else "_".join(["warm_start", *algs])
 
 
 def switch_comparisons(scores: Scores, alg: str, where: str, window: int,

@@ -106,7 +106,7 @@ class PolynomialLr(LrSchedule):
 
     def scale(self, round: int) -> float:
         left = 1.0 - (round % self.period_rounds) / self.period_rounds
-        return (1.0 - self.floor_ratio) * left ** self.power + self.floor_ratio
+        return (1.0 - self.floor_ratio) * float(left ** self.power) + self.floor_ratio
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from simfl.core.config import (
     # server: aggregators and samplers
     AirComp, CVaR, FedAR, FedAvg, FedAvgIS, FedAvgS, FedAvgSWait, FedLaAvg, FedProx, FedVARP,
     Mifa, Scaffold,
-    ConstantLr, ExponentialLr, InverseRoundLr, LrSchedule,
+    ConstantLr, ExponentialLr, InverseRoundLr, LrSchedule, PolynomialLr,
     ServerOptimizer, NoServerOptimizer, ServerSgd, FedAvgM, FedAdam, FedYogi, FedAdagrad,
     Compression, NoCompression, Qsgd, TopK, Sign, Float16, Int8,
     AllAvailable, FedGS, LongestAbsent, Md, PowerOfChoice, Uniform, WaitGroup,
@@ -156,6 +156,7 @@ __all__ = [
     "FedVARP", "Mifa",
     "Scaffold", "AllAvailable", "FedGS", "LongestAbsent", "Md", "PowerOfChoice", "Uniform",
     "WaitGroup", "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule",
+    "PolynomialLr",
     "ServerOptimizer", "NoServerOptimizer", "ServerSgd", "FedAvgM", "FedAdam", "FedYogi",
     "FedAdagrad",
     "Compression", "NoCompression", "Qsgd", "TopK", "Sign", "Float16", "Int8",

@@ -14,6 +14,7 @@ from simfl.core.config import parse_override
 from simfl.core.config.server import (ConstantLr, ExponentialLr, FedAR, FedLaAvg, FedVARP,
                                       InverseRoundLr, Mifa, Server)
 from simfl.core.errors import ConfigError
+from simfl.core.config.server import PolynomialLr
 from simfl.core.records import ClientUpdate
 
 TOL = 1e-6
@@ -115,3 +116,20 @@ def test_a_fast_decay_all_but_freezes_the_model_after_round_0(tiny_scenario, tmp
     constant = run(with_(base, "run.rounds=4"), tmp_path / "constant").params
     assert max((decayed[k] - one[k]).abs().max().item() for k in one) < 1e-3
     assert max((constant[k] - one[k]).abs().max().item() for k in one) > 1e-2
+
+
+def test_polynomial_decay_restarts_every_period():
+    # (1 - f) (1 - r/P)^0.9 + f with f = 0.3, P = 50: r = 1 gives 0.7 * 0.98^0.9 + 0.3
+    s = PolynomialLr(period_rounds=50, power=0.9, floor_ratio=0.3)
+    assert s.scale(0) == s.scale(50) == s.scale(100) == 1.0
+    assert s.scale(1) == pytest.approx(0.7 * 0.98 ** 0.9 + 0.3)
+    assert s.scale(51) == pytest.approx(s.scale(1))
+    assert s.scale(49) == pytest.approx(0.7 * 0.02 ** 0.9 + 0.3)
+    assert PolynomialLr(period_rounds=4, power=1.0).scale(3) == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize("field,value", [("period_rounds", 0), ("power", -1.0),
+                                         ("floor_ratio", 1.5)])
+def test_polynomial_decay_refuses_bad_values(field, value):
+    with pytest.raises(ConfigError, match=field):
+        PolynomialLr(**{field: value})

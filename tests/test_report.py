@@ -227,16 +227,17 @@ def test_diurnal_swing_by_hand(tmp_path):
 
 
 def test_switch_scores_by_hand(tmp_path):
-    # sessions of 3 rounds, pilot session 0: session 1 restarts, 2 and 3 are warm starts
-    session = [0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3]
-    acc = [0.0, 0.1, 0.2, 0.3, 0.1, 0.2, 0.3, 0.5, 0.6, 0.7, 0.2, 0.4, 0.9]
+    # sessions of 3 rounds, pilot session 0: session 1 restarts, session 2 starts from
+    # session 1's model under every initialiser, 3 and 4 are the scored switches
+    session = [0, 0, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4]
+    acc = [0.0, 0.1, 0.2, 0.3, 0.1, 0.2, 0.3, 0.5, 0.6, 0.7, 0.2, 0.4, 0.9, 0.3, 0.6, 0.6]
     run = write_run(tmp_path / "r", {"name": "x", "seed": 1, "population": {
         "sessions": {"pilot_sessions": 1}}},
-        {"round": range(13), "accuracy": acc, "session": session})
+        {"round": range(16), "accuracy": acc, "session": session})
     scores = report.switch_scores(run)
-    assert list(scores) == [2, 3]
-    assert scores[2] == pytest.approx((0.5, 0.6, 0.7))
+    assert list(scores) == [3, 4]
     assert scores[3] == pytest.approx((0.2, 0.5, 0.9))
+    assert scores[4] == pytest.approx((0.3, 0.5, 0.6))
 
 
 def test_invite_variance_and_rare_class_by_hand(tmp_path):

@@ -27,36 +27,92 @@ def test_the_rare_classes_are_those_of_the_least_relayed_users(tmp_path):
     assert s.x.tolist() == [0.0, 5.0] and s.y == pytest.approx([0.0, 0.4])
 
 
-def sessions_run(folder, rounds_per_session=4):
-    # pilot session 0, restart 1, returning sessions 2 and 3, 4 rounds each
-    rounds = np.arange(17)
-    session = np.concatenate([[0], np.repeat(np.arange(4), rounds_per_session)])
-    acc = np.concatenate([[0.0], np.tile([0.1, 0.2, 0.3, 0.4], 2), [0.5, 0.6, 0.7, 0.8],
-                          [0.2, 0.4, 0.6, 0.8]])
-    scenario = {"name": "x", "seed": 1, "task": {"partition": {"alpha": 0.3}},
-                "population": {"sessions": {"pilot_sessions": 1, "label_overlap": 2,
+def sessions_run(folder, rounds_per_session=4, name="x", seed=1, acc=None, pilot=1):
+    # 5 sessions of 4 rounds: pilot session 0, restart 1, session 2 (every initialiser
+    # starts from session 1's model), then the scored switches 3 and 4
+    sessions = 5
+    rounds = np.arange(sessions * rounds_per_session + 1)
+    session = np.concatenate([[0], np.repeat(np.arange(sessions), rounds_per_session)])
+    if acc is None:
+        acc = np.concatenate([[0.0], np.tile([0.1, 0.2, 0.3, 0.4], 2), [0.9, 0.9, 0.9, 0.9],
+                              [0.5, 0.6, 0.7, 0.8], [0.2, 0.4, 0.6, 0.8]])
+    scenario = {"name": name, "seed": seed, "task": {"partition": {"alpha": 0.3}},
+                "population": {"sessions": {"pilot_sessions": pilot, "label_overlap": 0,
                                             "rounds_per_session": rounds_per_session}}}
     return write_run(folder, scenario, {"round": rounds, "accuracy": acc, "session": session})
 
 
-def test_the_window_after_a_switch_and_the_switch_rounds(tmp_path):
+def test_the_window_after_each_scored_switch_and_the_switch_rounds(tmp_path):
     run = sessions_run(tmp_path / "r")
     scores = warm.switch_scores(run, window=2)
-    assert scores[2] == pytest.approx((0.5, 0.55, 0.8))
-    assert scores[3] == pytest.approx((0.2, 0.3, 0.8))
-    assert warm.switch_rounds(run) == [8.0, 12.0]
-    assert warm.cell(run) == "overlap 2, dir 0.3"
-    # aligned on the switch, averaged over the two returning sessions, x = 1 .. 4
+    assert list(scores) == [3, 4]  # neither the restart nor session 2 is scored
+    assert scores[3] == pytest.approx((0.5, 0.55, 0.8))
+    assert scores[4] == pytest.approx((0.2, 0.3, 0.8))
+    assert warm.switch_rounds(run) == {3: 12.0, 4: 16.0}
+    assert warm.cell(run) == "overlap 0, dir 0.3"
     pieces = [warm.after(p) for p in warm.since_each(warm.series(run, "accuracy"),
-                                                     warm.switch_rounds(run), 4)]
-    mean = warm.mean_series(pieces)
-    assert mean.x.tolist() == [1, 2, 3, 4]
-    assert mean.y == pytest.approx([0.35, 0.5, 0.65, 0.8])
+                                                     [warm.switch_rounds(run)[4]], 4)]
+    assert warm.mean_series(pieces).y == pytest.approx([0.2, 0.4, 0.6, 0.8])
+
+
+def test_two_pilot_sessions_move_the_first_scored_switch(tmp_path):
+    run = sessions_run(tmp_path / "r", pilot=2)
+    assert warm.first_scored_session(run) == 4
+    assert list(warm.switch_scores(run, window=2)) == [4]
+
+
+def warm_campaign(tmp_path, gains):
+    """fedavg-similarity and fedavg-previous on seeds 1-3; the similarity arm adds
+    ``gains[s]`` times (1 + seed / 10) to every accuracy of session s."""
+    folder = tmp_path / "warm_start"
+    base = np.concatenate([[0.0], np.tile([0.1, 0.2, 0.3, 0.4], 5)])
+    session = np.concatenate([[0], np.repeat(np.arange(5), 4)])
+    runs = []
+    for seed in (1, 2, 3):
+        for arm, add in (("previous", 0.0), ("similarity", 1.0 + 0.1 * seed)):
+            acc = base + 0.01 * seed + add * np.array([gains.get(int(s), 0.0) for s in session])
+            runs.append(sessions_run(folder / f"{arm}-{seed}", name=f"fedavg-{arm}",
+                                     seed=seed, acc=acc))
+    meta = {"study": "warm_start", "mode": "full", "notes": {"switch_window": 2}}
+    return warm.Campaign(folder, meta, runs)
+
+
+def test_each_scored_switch_is_compared_on_its_own(tmp_path):
+    # a large gain in session 2 (not scored), a gain in 3 and a loss in 4
+    c = warm_campaign(tmp_path, {2: 0.5, 3: 0.05, 4: -0.02})
+    scores = warm.Scores(c, window=2)
+    assert scores.sessions == [3, 4]
+    comparisons = warm.switch_comparisons(scores, "fedavg", "overlap 0, dir 0.3", 2,
+                                          paper=True)
+    by_label = {x.label: x for x in comparisons}
+    assert sorted(by_label) == ["similarity > previous (session 3, first 2 rounds)",
+                                "similarity > previous (session 4, first 2 rounds)"]
+    three = by_label["similarity > previous (session 3, first 2 rounds)"]
+    four = by_label["similarity > previous (session 4, first 2 rounds)"]
+    assert three.paired == pytest.approx((0.055, 0.06, 0.065))
+    assert four.paired == pytest.approx((-0.022, -0.024, -0.026))
+    assert three.paper_effect == pytest.approx(0.8816 - 0.7952)
+
+
+def test_the_section_decides_on_the_scored_switches_only(tmp_path):
+    c = warm_campaign(tmp_path, {2: 0.5, 3: 0.05, 4: -0.02})
+    section = warm.warm_start_section(c, tmp_path)
+    assert len(section.claims) == 1
+    claim = section.claims[0]
+    assert claim.verdict == "contradicted"  # session 4's loss, whatever session 2 says
+    assert "session 4" in claim.reason
+    assert {x.label.split("(")[1].split(",")[0] for x in claim.comparisons} == \
+        {"session 3", "session 4"}
+    assert (tmp_path / "warm_start.png").is_file()
 
 
 def test_paper_gains_of_the_warm_starts():
-    assert warm.paper_gain("previous") == pytest.approx(0.9097 - 0.6234)
-    assert warm.paper_gain("continuous") is None
+    # the paper's Fashion-MNIST row at overlap 0, Dirichlet 0.3
+    assert warm.paper_gain("previous") == pytest.approx(0.0864)
+    assert warm.paper_gain("average") == pytest.approx(0.0021)
+    assert warm.paper_gain("continuous") == pytest.approx(0.0421)
+    assert warm.split_arm("scaffold-similarity") == ("scaffold", "similarity")
+    assert warm.split_arm("average") == ("fedavg", "average")
 
 
 def test_fedlaavg_best_accuracy_and_the_last_rounds(tmp_path):
@@ -66,3 +122,8 @@ def test_fedlaavg_best_accuracy_and_the_last_rounds(tmp_path):
     tail = fedlaavg.last(fedlaavg.series(run, "accuracy"), 15)
     assert tail.x.tolist() == [30.0]
     assert fedlaavg.PAPER_BEST_GAIN["diurnal"] == pytest.approx(0.0423)
+
+
+def test_a_campaign_without_fedavg_is_a_part_of_its_own(tmp_path):
+    assert warm.part_key(["fedavg", "fedprox"]) is None
+    assert warm.part_key(["fedprox", "scaffold"]) == "warm_start_fedprox_scaffold"

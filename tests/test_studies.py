@@ -67,7 +67,7 @@ def test_every_arm_and_grid_point_resolves(name, quick, small_fashion):
 def test_the_campaign_sizes(small_fashion):
     sizes = {name: (m.study(True).n_runs, m.study(False).n_runs) for name, m in STUDIES.items()}
     # fedar: 6 methods x 2 p_min; cvar: 2 settings x 3 alphas; warm_start: 4 initialisers
-    # (x 4 grid cells in full); fedgs: 9 arms x 7 modes; fedlaavg: Example 1 (2 methods
+    # (in full: x 3 algorithms, FedAvg's on 10 seeds, the others' on 5); fedgs: 9 arms x 7 modes; fedlaavg: Example 1 (2 methods
     # x 2 gammas, 1 seed) + 2 methods x 2 availability settings
     assert sizes == {"fedar": (24, 120), "cvar": (12, 120), "warm_start": (8, 80),
                      "fedgs": (126, 630), "fedlaavg": (12, 24)}
@@ -83,9 +83,18 @@ def test_the_papers_settings_in_the_full_mode(small_fashion):
     s = first(fedar.study(False), "fedar")
     assert (s.task.local_steps, s.task.batch_size, s.task.lr) == (5, 64, 0.1)
     assert (s.server.algorithm.rho, s.server.algorithm.cutoff_rounds) == (0.1, 20)
-    s = first(warm_start.study(False), "similarity")
+    s = first(warm_start.study(False), "fedavg-similarity")
     assert (s.task.optimizer.momentum, s.task.batch_size, s.task.n_clients) == (0.9, 128, 20)
     assert s.run.rounds == 6 * s.population.sessions.rounds_per_session == 300
+    assert (s.population.sessions.label_overlap, s.task.partition.alpha) == (0, 0.3)
+    assert (s.task.lr, s.server.lr_schedule.kind, s.server.lr_schedule.period_rounds,
+            s.server.lr_schedule.power, s.server.lr_schedule.floor_ratio) == \
+        (0.003, "polynomial", 50, 0.9, 0.3)
+    s = first(warm_start.study(False), "fedprox-continuous")
+    assert (s.server.algorithm.mu, s.population.sessions.init.kl_coefficient) == (1.0, 1.0)
+    s = first(warm_start.study(False), "scaffold-average")
+    assert (s.server.algorithm.kind, s.task.lr, s.server.lr_schedule.floor_ratio,
+            s.task.optimizer.momentum) == ("scaffold", 0.03, 0.9, 0.0)
     s = first(fedgs.study(False), "fedgs_a1")
     assert (s.task.batch_size, s.run.rounds, s.server.sampler.feature) == (10, 1000, "optimum")
     assert (s.task.dataset.kind, s.server.sampler.epsilon) == ("synthetic", 0.1)

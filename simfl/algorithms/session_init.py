@@ -18,8 +18,9 @@ session >= P every initialiser restarts from the initial (random) model; from th
 The rule works on parameter dicts only and is independent of the aggregator; the
 aggregator's state is restarted at every session start by the caller (as the code
 resets SCAFFOLD's server variables). A tensor of zero norm is left at zero when
-normalised (the code would divide by zero). Not modelled: the per-session polynomial
-learning-rate schedule, and the ``inner_product`` similarity variant.
+normalised (the code would divide by zero). The code's per-session polynomial
+learning-rate decay is ``server.lr_schedule`` of kind ``polynomial`` with its period set
+to the session's rounds. Not modelled: the ``inner_product`` similarity variant.
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ from simfl.core.config.scenario import Scenario, apply_overrides, parse_override
 from simfl.core.config.scripts import load_scenario
 from simfl.core.config.server import (Aggregator, ConstantLr, CVaR, ExponentialLr, FedAR,
                                       FedAvg, FedAvgIS, FedAvgS, FedAvgSWait, FedLaAvg, FedProx,
-                                      FedVARP, InverseRoundLr, LrSchedule, Mifa, Scaffold, Server)
+                                      FedVARP, InverseRoundLr, LrSchedule, Mifa, PolynomialLr,
+                                      Scaffold, Server)
 from simfl.core.config.aircomp import AirComp
 from simfl.core.config.server import AsyncMode, BufferedMode, ServerMode, SyncMode
 from simfl.core.config.server import (FedAdagrad, FedAdam, FedAvgM, FedYogi, NoServerOptimizer,
@@ -48,7 +49,7 @@ from simfl.core.config.scheduler import (EqualShare, MaxRate, MinLatency, Propor
 
 __all__ = [
     "AirComp", "Compression", "Float16", "Int8", "NoCompression", "Qsgd", "Sign", "TopK",
-    "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule",
+    "ConstantLr", "ExponentialLr", "InverseRoundLr", "LrSchedule", "PolynomialLr",
     "Aggregator", "AllAvailable", "Always", "Availability", "Bernoulli", "Diurnal", "Ideal",
     "LessDataFirst", "LogNormal", "Markov", "MifaAdversarial", "MoreDataFirst", "SinLogNormal",
     "Trace", "YCycle", "YMaxFirst", "Blobs", "Channel",

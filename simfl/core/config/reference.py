@@ -36,6 +36,7 @@ _UNITS = (("_j_per_bit", "J/bit"), ("_per_m2", "1/m²"), ("_per_s", "1/s"), ("_b
 _NAMED_UNITS = {"Compute.cycles_per_sample": "CPU cycles per sample",
                 "Compute.kappa": "J/(cycle·Hz²) (effective capacitance)",
                 "AirComp.power": "relative (1: the clients' tx_power_dbm)",
+                "PolynomialLr.power": "exponent (no unit: not a power in watts)",
                 "AirComp.noise_var": "relative (1: the band's thermal noise)",
                 "FedCS.deadline_fraction": "fraction of server.deadline_s"}
 _PROBES: dict[Any, tuple[Any, ...]] = {int: (-1, 2**62), float: (-1.0, 1e300)}

@@ -23,8 +23,8 @@ from simfl.core.config.server_optimizer import (FedAdagrad, FedAdam, FedAvgM, Fe
 __all__ = ["Aggregator", "AirComp", "AsyncMode", "BufferedMode", "CVaR", "ConstantLr", "ExponentialLr",
            "FedAR", "FedAdagrad", "FedAdam", "FedAvg", "FedAvgIS", "FedAvgM", "FedAvgS",
            "FedAvgSWait", "FedLaAvg", "FedProx", "FedVARP", "FedYogi", "InverseRoundLr",
-           "LrSchedule", "Mifa", "NoServerOptimizer", "Scaffold", "Server", "ServerMode",
-           "ServerOptimizer", "ServerSgd", "SyncMode"]
+           "LrSchedule", "Mifa", "NoServerOptimizer", "PolynomialLr", "Scaffold", "Server",
+           "ServerMode", "ServerOptimizer", "ServerSgd", "SyncMode"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,34 @@ class ExponentialLr(LrSchedule):
 
     def scale(self, round: int) -> float:
         return self.gamma ** round
+
+
+@dataclass(frozen=True)
+class PolynomialLr(LrSchedule):
+    """Polynomial decay to a floor, restarted every ``period_rounds`` rounds.
+
+    With r = t mod P (P = ``period_rounds``) and floor f = ``floor_ratio``:
+    scale(t) = (1 - f) (1 - r/P)^``power`` + f, so each period opens at 1 and its last
+    round trains just above f. Set P to ``population.sessions.rounds_per_session`` to
+    restart the decay at every session.
+    """
+
+    kind = "polynomial"
+    paper = ("Chang et al., arXiv 2410.05662 (dynamic arrival/departure): the authors' "
+             "code restarts a power-0.9 decay every session, docs/algorithms.md §3")
+    period_rounds: int = 100
+    power: float = 0.9
+    floor_ratio: float = 0.0
+
+    def validate(self) -> None:
+        positive(self, "period_rounds")
+        non_negative(self, "power")
+        require(0.0 <= self.floor_ratio <= 1.0, "floor_ratio", self.floor_ratio,
+                "a fraction of task.lr in [0, 1]")
+
+    def scale(self, round: int) -> float:
+        left = 1.0 - (round % self.period_rounds) / self.period_rounds
+        return (1.0 - self.floor_ratio) * float(left ** self.power) + self.floor_ratio
 
 
 @dataclass(frozen=True)

@@ -85,10 +85,12 @@ def test_every_committed_verdict_recomputes_from_its_per_seed_differences():
     finally:
         sys.path.remove(str(ROOT))
     n, found, sources = check.check(ROOT / "docs" / "reproduction" / "comparisons.csv")
-    assert n == 48 and found == []
-    # the CVaR campaign was rerun with its raw claim metrics committed; the campaigns of
-    # the others are gone and they are checked from their rows' per-seed differences
-    assert sources["cvar"].startswith("recomputed from its raw claim metrics")
+    assert n == 54 and found == []
+    # CVaR, FedGS and warm starts were rerun with their raw claim metrics committed; the
+    # campaigns of the others are gone and they are checked from their per-seed differences
+    for study in ("cvar", "fedgs", "warm_start"):
+        assert sources[study].startswith("recomputed from its raw claim metrics")
+    assert sources["fedlaavg"].startswith("no raw claim metrics")
 
 
 def test_paired_differences_follow_numeric_seed_order():

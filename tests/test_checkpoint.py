@@ -587,9 +587,7 @@ def test_a_resumed_run_on_a_moving_fading_radio_ends_the_same(tmp_path):
                         tmp_path / "kept").out_dir
     names = TABLES + ("events.csv", "mobility.csv")
     _same_tables(plain, kept, names)
-    stopped = tmp_path / "stopped"
-    shutil.copytree(kept, stopped)
-    for name in ("summary.json", "clients.csv", "events.csv", "mobility.csv"):
-        (stopped / name).unlink()
+    stopped = stopped_copy(kept, tmp_path / "stopped",
+                           drop=("summary.json", "clients.csv", "events.csv", "mobility.csv"))
     assert resume_run(stopped).summary["resumed_after_round"] == 6
     _same_tables(plain, stopped, names)

@@ -3,10 +3,10 @@
 combining, the MCS choice, validation and checkpoint/resume."""
 
 import math
-import shutil
 
 import numpy as np
 import pytest
+from stopped_runs import stopped_copy
 
 import simfl
 from simfl.cli import main
@@ -223,10 +223,8 @@ def test_a_resumed_run_on_an_nr_link_ends_the_same(tmp_path):
                         tmp_path / "kept").out_dir
     names = ("rounds.csv", "clients.csv", "events.csv")
     _same(plain, kept, names)
-    stopped = tmp_path / "stopped"
-    shutil.copytree(kept, stopped)
-    for name in ("summary.json", "clients.csv", "events.csv"):
-        (stopped / name).unlink()
+    stopped = stopped_copy(kept, tmp_path / "stopped",
+                           drop=("summary.json", "clients.csv", "events.csv"))
     assert resume_run(stopped).summary["resumed_after_round"] == 6
     _same(plain, stopped, names)
 

@@ -5,6 +5,7 @@ import pytest
 
 from band_helpers import (MODEL_BYTES, RATE_BPS, arrivals, band_sim, everyone, radio_map,
                           with_radio)
+from stopped_runs import stopped_copy
 from simfl.cli import main as cli_main
 from simfl.core.config import Energy, OfdmaMac, SlottedAlohaMac
 from simfl.sim.radio.band import share_rate_bps
@@ -114,7 +115,7 @@ def test_bad_band_settings_get_one_line(override, field, capsys):
     code = cli_main(["validate", "quickstart", "--set", "network.mac=ofdma",
                      "--set", override])
     err = capsys.readouterr().err.strip()
-    assert code == 2 and field in err and len(err.splitlines()) == 1
+    assert code == 2 and f"error: network.mac.{field} =" in err and len(err.splitlines()) == 1
 
 
 def test_capture_rounds_contend_per_event_under_the_cohort_default(tmp_path, capsys):
@@ -161,8 +162,6 @@ def test_broadcast_downloads_end_together_under_every_round_loop(mac):
 
 def test_a_resumed_band_run_ends_with_the_same_tables(tmp_path):
     # proportional fair keeps averages across rounds: the replay must rebuild them
-    import shutil
-
     from simfl.core.config import apply_overrides, load_scenario, parse_override
     from simfl.experiment import checkpoint, resume_run, run_scenario
 
@@ -173,9 +172,7 @@ def test_a_resumed_band_run_ends_with_the_same_tables(tmp_path):
     kept = run_scenario(apply_overrides(scenario, [parse_override(
         "run.checkpoint_every_rounds=3")]), tmp_path / "kept").out_dir
     assert checkpoint.latest(kept).name == "round_000006"
-    stopped = tmp_path / "stopped"
-    shutil.copytree(kept, stopped)
-    (stopped / "summary.json").unlink()
+    stopped = stopped_copy(kept, tmp_path / "stopped", drop=("summary.json",))
     resume_run(stopped)
     for name in ("rounds.csv", "events.csv"):
         assert (plain / name).read_bytes() == (stopped / name).read_bytes(), name

@@ -4,7 +4,6 @@ resume, and the default left as it was."""
 
 import hashlib
 import math
-import shutil
 
 import numpy as np
 import pytest
@@ -12,6 +11,7 @@ from scipy import integrate
 from scipy.special import j0
 
 from band_helpers import band_sim, everyone, arrivals, with_radio
+from stopped_runs import stopped_copy
 from simfl.cli import main as cli_main
 from simfl.core.config import Energy, OfdmaMac
 from simfl.core.config.fading import RayleighFading
@@ -207,9 +207,7 @@ def test_a_resumed_selective_run_ends_with_the_same_tables(tmp_path):
     kept = run_scenario(apply_overrides(scenario, [parse_override(
         "run.checkpoint_every_rounds=2")]), tmp_path / "kept").out_dir
     assert checkpoint.latest(kept).name == "round_000004"
-    stopped = tmp_path / "stopped"
-    shutil.copytree(kept, stopped)
-    (stopped / "summary.json").unlink()
+    stopped = stopped_copy(kept, tmp_path / "stopped", drop=("summary.json",))
     resume_run(stopped)
     for name in ("rounds.csv", "events.csv"):
         assert (plain / name).read_bytes() == (stopped / name).read_bytes(), name

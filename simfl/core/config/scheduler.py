@@ -61,10 +61,11 @@ class MinLatency(Scheduler):
 
 
 def scheduler_named(name: str) -> type[Scheduler]:
-    """The config class of the scheduler ``name`` (a ConfigError names the field)."""
+    """The config class of the scheduler ``name`` (a ConfigError names the field
+    ``scheduler``, which the sections it travels through prefix with ``network.mac``)."""
     registry = Scheduler._registry
     if name not in registry:
-        raise ConfigError("network.mac.scheduler", name,
+        raise ConfigError("scheduler", name,
                           f"one of the schedulers: {', '.join(registry.names())}")
     found: type[Scheduler] = registry.get(name)
     return found

@@ -113,7 +113,7 @@ def draw(rows: list[dict], out_png: Path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from simfl.metrics.seed_means import mark_empty, note_missing, plot_seed_means
+    from simfl.metrics.seed_means import note_unreached, plot_seed_means
 
     radius, band, sched, k = GRID.keys()
     ks = sorted({r[k] for r in rows})
@@ -136,11 +136,7 @@ def draw(rows: list[dict], out_png: Path):
                 skipped = plot_seed_means(ax, points, style, f"{b / 1e6:g} MHz, {s}")
                 missing += [f"{b / 1e6:g} MHz, {s} at {x:g} m" for x in skipped]
                 n_points += len(points)
-            if missing and len(missing) == n_points:
-                mark_empty(ax, f"{TARGET:.0%} accuracy not reached\nin {rounds} rounds by "
-                           "any run")
-            elif missing:
-                note_missing(ax, [f"not reached in {rounds} rounds by any seed:", *missing])
+            note_unreached(ax, missing, n_points, TARGET, rounds)
             ax.set_ylabel(label)
             ax.set_title(f"{k_value} clients per round" if row == 0 else "")
             ax.grid(alpha=0.3)

@@ -141,7 +141,7 @@ def draw(rows: list[dict], out_png: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from simfl.metrics.seed_means import mark_empty, note_missing, plot_seed_means
+    from simfl.metrics.seed_means import note_unreached, plot_seed_means
 
     schedulers = [s for s in SCHEDULERS if any(r[SCHEDULER] == s for r in rows)]
     alphas = sorted({_alpha(r) for r in rows})
@@ -163,10 +163,7 @@ def draw(rows: list[dict], out_png: Path) -> None:
                 skipped = plot_seed_means(ax, points, style, f"alpha {alpha:g}")
                 missing += [f"alpha {alpha:g} at {x:g} m" for x in skipped]
                 n_points += len(points)
-            if missing and len(missing) == n_points:
-                mark_empty(ax, f"{TARGET:.0%} accuracy not reached\nin {rounds} rounds by any run")
-            elif missing:
-                note_missing(ax, [f"not reached in {rounds} rounds by any seed:", *missing])
+            note_unreached(ax, missing, n_points, TARGET, rounds)
             ax.set_ylabel(label if col == 0 else "")
             ax.set_title(f"scheduler {sched}" if row_index == 0 else "")
             ax.grid(alpha=0.3)

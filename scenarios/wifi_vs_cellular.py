@@ -108,7 +108,7 @@ def draw(rows: list[dict], out_png: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from simfl.metrics.seed_means import mark_empty, note_missing, plot_seed_means
+    from simfl.metrics.seed_means import note_unreached, plot_seed_means
 
     k = "server.clients_per_round"
     metrics = (("mean round length (s)", _round_length_s),
@@ -126,10 +126,7 @@ def draw(rows: list[dict], out_png: Path) -> None:
             skipped = plot_seed_means(ax, points, style, LABELS[mac])
             missing += [f"{LABELS[mac]} at {x}" for x in skipped]
             n_points += len(points)
-        if missing and len(missing) == n_points:
-            mark_empty(ax, f"{TARGET:.0%} accuracy not reached\nin {rounds} rounds by any run")
-        elif missing:
-            note_missing(ax, [f"not reached in {rounds} rounds by any seed:", *missing])
+        note_unreached(ax, missing, n_points, TARGET, rounds)
         ax.set_xlabel("clients per round")
         ax.set_ylabel(label)
         ax.set_xticks(sorted({r[k] for r in rows}))

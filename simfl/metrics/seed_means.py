@@ -72,3 +72,13 @@ def mark_empty(ax: Any, text: str) -> None:
     ax.text(0.5, 0.5, text, transform=ax.transAxes, ha="center", va="center", fontsize=9,
             color="0.3", wrap=True)
     ax.set_yticks([])
+
+
+def note_unreached(ax: Any, missing: Sequence[str], n_points: int, target: float,
+                   rounds: int) -> None:
+    """A time-to-accuracy panel's missing points: every point missing marks the panel
+    empty (``target`` reached by no run in ``rounds``); some missing are listed in it."""
+    if missing and len(missing) == n_points:
+        mark_empty(ax, f"{target:.0%} accuracy not reached\nin {rounds} rounds by any run")
+    elif missing:
+        note_missing(ax, [f"not reached in {rounds} rounds by any seed:", *missing])

@@ -42,6 +42,11 @@ ARMS = {
     "fedavg_s": {"kind": "fedavg_s"},
     "scaffold": {"kind": "scaffold"},
 }
+#: LeNet-5 on the CPU (about 4.4 CPU-s a round): the rounds, p_min and the learning
+#: rates of SCAFFOLD's tuning sweep (one seed, ``TUNE_ROUNDS`` rounds each)
+LENET5_ROUNDS, LENET5_P_MIN = 200, [0.1]
+SCAFFOLD_LRS, TUNE_ROUNDS = [0.05, 0.02, 0.01], 40
+LENET5_WALL_H = 7.5
 DIFFERS = [
     "Fashion-MNIST instead of MNIST, CIFAR-10 and SVHN (the only full-size image set "
     "offline)",
@@ -59,18 +64,32 @@ def study(quick: bool = False, model: str | None = None, device: str = "cpu") ->
               "run.eval_every_rounds": 2, "task.local_steps": 5, "task.batch_size": 64,
               "task.lr": 0.1, "task.local_epochs": None,
               **image_task(quick, model, device)}
-    arms = [Arm(name, {**common, "server.algorithm": algorithm})
-            for name, algorithm in ARMS.items()]
+    lenet5 = model == "lenet5" and not quick
     differs = DIFFERS + ["logistic regression, the paper's MNIST model"
                          if (model or "logreg") == "logreg" else
                          f"--model {model}: the paper's CIFAR-10 model on Fashion-MNIST"]
+    if lenet5:
+        common["run.rounds"] = LENET5_ROUNDS
+    arms = [Arm(name, {**common, "server.algorithm": algorithm})
+            for name, algorithm in ARMS.items()]
+    if lenet5:
+        # SCAFFOLD diverges at the paper's lr 0.1 with LeNet-5: a short sweep finds one
+        arms.append(Arm("scaffold_lr", {**common, "run.rounds": TUNE_ROUNDS,
+                                        "server.algorithm": ARMS["scaffold"]},
+                        grid={"task.lr": SCAFFOLD_LRS}, seeds=(1,)))
+        differs = [d for d in differs if not d.startswith(f"{ROUNDS} rounds")] + [
+            f"{LENET5_ROUNDS} rounds and p_min {LENET5_P_MIN[0]} only: the CPU budget of "
+            "the study (LeNet-5 takes about 4.4 CPU-s a round)"]
     return Study(NAME, base, arms, QUICK_SEEDS if quick else seeds(10),
                  "quick" if quick else "full",
-                 grid={"population.availability.p_min": P_MIN},
+                 grid={"population.availability.p_min": LENET5_P_MIN if lenet5 else P_MIN},
                  notes={"clients": 100, "rounds": common["run.rounds"], "local_steps": 5,
+                        **({"scaffold_lrs": SCAFFOLD_LRS, "tune_rounds": TUNE_ROUNDS}
+                           if lenet5 else {}),
                         "batch": 64, "lr": 0.1, "rho": 0.1, "cutoff_rounds": CUTOFF_ROUNDS,
                         **describe(common), "differs": QUICK_DIFFERS if quick else differs,
-                        "expected_wall_h": None if quick else EXPECTED_WALL_H},
+                        "expected_wall_h": None if quick else
+                        LENET5_WALL_H if lenet5 else EXPECTED_WALL_H},
                  after=write_client_labels)
 
 

@@ -43,7 +43,7 @@ def small_fashion(tmp_path, monkeypatch):
 
 
 #: seeds of each full study
-FULL_SEEDS = {"fedar": 10, "cvar": 20, "warm_start": 5, "fedgs": 10, "fedlaavg": 5}
+FULL_SEEDS = {"fedar": 10, "cvar": 20, "warm_start": 5, "fedgs": 10, "fedlaavg": 3}
 
 
 @pytest.mark.parametrize("quick", [True, False], ids=["quick", "full"])
@@ -70,7 +70,9 @@ def test_the_campaign_sizes(small_fashion):
     # (in full: x 3 algorithms, FedAvg's on 10 seeds, the others' on 5); fedgs: 9 arms x 7 modes; fedlaavg: Example 1 (2 methods
     # x 2 gammas, 1 seed) + 2 methods x 2 availability settings
     assert sizes == {"fedar": (24, 120), "cvar": (12, 120), "warm_start": (8, 80),
-                     "fedgs": (126, 630), "fedlaavg": (12, 24)}
+                     "fedgs": (126, 630), "fedlaavg": (12, 16)}
+    # LeNet-5 on the CPU: p_min 0.1 only, and SCAFFOLD's sweep of 3 rates on one seed
+    assert fedar.study(False, model="lenet5").n_runs == 6 * 10 + 3
 
 
 def test_the_papers_settings_in_the_full_mode(small_fashion):
@@ -108,6 +110,15 @@ def test_the_papers_settings_in_the_full_mode(small_fashion):
     s = first(fedlaavg.study(False), "always-fedlaavg")
     assert (s.task.n_clients, s.task.batch_size, s.population.availability.kind) == \
         (1000, 5, "always")
+    # the authors' code defaults: 0.1 N clients a round, 10 steps, lr 0.01 x 0.9999^t,
+    # classes 0-4 online for E = 10 rounds and 5-9 for alpha E = 5
+    s = first(fedlaavg.study(False), "diurnal-fedavg")
+    a = s.population.availability
+    assert (s.server.clients_per_round, s.task.local_steps, s.task.lr) == (100, 10, 0.01)
+    assert (s.server.lr_schedule.kind, s.server.lr_schedule.gamma) == ("exponential", 0.9999)
+    assert (a.strategy, a.period_rounds, a.alpha) == ("time", 10, 0.5)
+    s = first(fedar.study(False, model="lenet5"), "scaffold_lr")
+    assert (s.run.rounds, s.task.lr, s.population.availability.p_min) == (40, 0.05, 0.1)
     s = first(cvar.study(False), "cvar30-a0.1")
     assert (s.task.model.hidden, s.task.local_epochs, s.task.lr) == ((128, 128), 10, 1e-3)
     # the authors' MNIST script: gamma 0.3, t's step 1e-4, batch 128, 40 rounds

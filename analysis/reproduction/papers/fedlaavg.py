@@ -33,8 +33,8 @@ def example1_objective(x: float, e1: float = 0.0, e2: float = 1.0) -> float:
 EXAMPLE1_TOL = 1e-5
 #: the paper's best test accuracy (CIFAR-10, its CNN), FedLaAvg minus FedAvg, per setting
 PAPER_BEST_GAIN = {"diurnal": 0.6098 - 0.5675, "always": 0.6470 - 0.5925}
-#: rounds at the end of the run shown in the figure's zoomed panel
-ZOOM_ROUNDS = 1000
+#: day-night periods at the end of the run shown in the figure's zoomed panel
+ZOOM_PERIODS = 5
 
 
 def best_accuracy(run: RunInfo) -> float:
@@ -49,11 +49,20 @@ def last(s: Series, rounds: float) -> Series:
     return Series(s.x[keep], s.y[keep])
 
 
+def day_night(run: RunInfo) -> tuple[int, int]:
+    """Rounds of a day (classes 0-4 online) and of a night under the run's diurnal
+    availability: E and floor(alpha E) with the ``time`` strategy, E and E otherwise."""
+    e = int(run.get("population.availability.period_rounds", 10))
+    if run.get("population.availability.strategy") == "time":
+        return e, int(e * float(run.get("population.availability.alpha", 0.5)))
+    return e, e
+
+
 def diurnal_swing(run: RunInfo) -> tuple[float, float]:
     """Mean within-period swing (max - min accuracy) and mean accuracy over the whole
     day-night periods in the second half of the run."""
     evals = run.evals()
-    period = 2 * int(run.get("population.availability.period_rounds", 10))
+    period = sum(day_night(run))
     rounds, acc = evals["round"], evals["accuracy"]
     last = int(rounds.max()) // period
     swings, means = [], []
@@ -145,7 +154,7 @@ def fedlaavg_section(c: Campaign, figures: Path) -> Section:
 
 def plot_fedlaavg(c: Campaign, settings: list[str], path: Path) -> None:
     """Accuracy against rounds per availability setting, the night phases shaded, and
-    the last :data:`ZOOM_ROUNDS` rounds of the day/night runs, where FedAvg's swing shows."""
+    the last :data:`ZOOM_PERIODS` periods of the day/night runs, where FedAvg's swing shows."""
     panels = []
     for s in settings:
         lines = {m: [series(r, "accuracy") for r in c.arm(f"{s}-{m}")]
@@ -153,13 +162,14 @@ def plot_fedlaavg(c: Campaign, settings: list[str], path: Path) -> None:
         runs = c.arm(f"{s}-fedavg") + c.arm(f"{s}-fedlaavg")
         x_max = max((float(r.evals()["round"].max()) for r in runs), default=0.0)
         if s == "diurnal" and x_max > 0:
-            half = int(runs[0].get("population.availability.period_rounds", 10))
-            nights = phase_spans(x_max, half, 2 * half, start=half)
+            day, night = day_night(runs[0])
+            nights = phase_spans(x_max, night, day + night, start=day)
             panels.append(Panel("day/night availability", lines, nights, "night (classes 5-9)"))
-            if x_max > 2 * ZOOM_ROUNDS:
-                zoom = {m: [last(x, ZOOM_ROUNDS) for x in v] for m, v in lines.items()}
-                panels.append(Panel(f"day/night, last {ZOOM_ROUNDS} rounds", zoom,
-                                    [n for n in nights if n[1] >= x_max - ZOOM_ROUNDS],
+            zoom_rounds = ZOOM_PERIODS * (day + night)
+            if x_max > 2 * zoom_rounds:
+                zoom = {m: [last(x, zoom_rounds) for x in v] for m, v in lines.items()}
+                panels.append(Panel(f"day/night, last {zoom_rounds} rounds", zoom,
+                                    [n for n in nights if n[1] >= x_max - zoom_rounds],
                                     "night (classes 5-9)"))
         else:
             panels.append(Panel("full availability", lines))

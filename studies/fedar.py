@@ -10,7 +10,7 @@ Fashion-MNIST with multinomial logistic regression (the paper's MNIST model), 30
 rounds, 10 seeds; quick mode: scikit-learn's digits, 12 rounds, 2 seeds.
 ``--model lenet5`` trains the paper's CIFAR-10 model at p_min = 0.1 only, for 200
 rounds (about 4.4 CPU-s a round), and adds ``scaffold_lr``: SCAFFOLD, which diverges at
-lr 0.1 with LeNet-5, for 40 rounds at lr 0.05, 0.02 and 0.01 on seed 1.
+lr 0.1 with LeNet-5, for 40 rounds at lr 0.1, 0.05, 0.02 and 0.01 on seed 1.
 
 Cost of the full mode (logistic regression), timed on this two-core machine: about
 0.12 s a round for one run, 120 runs x 300 rounds: about 0.8 h of wall time with
@@ -21,7 +21,7 @@ per-client label counts are written next to it (``client_labels.json``), so the 
 can give per-client accuracy (mean, variance, worst and best 10 %) as in the paper's
 table.
 
-    python -m studies.fedar [--quick] [--out DIR] [--jobs N] [--model lenet5 --device cuda]
+    python -m studies.fedar [--quick] [--out DIR] [--jobs N] [--model lenet5 [--device cuda]]
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ ARMS = {
 #: LeNet-5 on the CPU (about 4.4 CPU-s a round): the rounds, p_min and the learning
 #: rates of SCAFFOLD's tuning sweep (one seed, ``TUNE_ROUNDS`` rounds each)
 LENET5_ROUNDS, LENET5_P_MIN = 200, [0.1]
-SCAFFOLD_LRS, TUNE_ROUNDS = [0.05, 0.02, 0.01], 40
+SCAFFOLD_LRS, TUNE_ROUNDS = [0.1, 0.05, 0.02, 0.01], 40
 LENET5_WALL_H = 7.5
 DIFFERS = [
     "Fashion-MNIST instead of MNIST, CIFAR-10 and SVHN (the only full-size image set "

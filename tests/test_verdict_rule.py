@@ -85,13 +85,12 @@ def test_every_committed_verdict_recomputes_from_its_per_seed_differences():
     finally:
         sys.path.remove(str(ROOT))
     n, found, sources = check.check(ROOT / "docs" / "reproduction" / "comparisons.csv")
-    assert n == 72 and found == []
-    # CVaR, FedGS, warm starts (two campaigns) and FedLaAvg were rerun with their raw claim
-    # metrics committed; FedAR's campaigns are gone and it is checked from its per-seed
-    # differences
-    for study in ("cvar", "fedgs", "warm_start", "warm_start_fedprox_scaffold", "fedlaavg"):
-        assert sources[study].startswith("recomputed from its raw claim metrics")
-    assert sources["fedar"].startswith("no raw claim metrics")
+    assert n == 66 and found == []
+    # every study was rerun with its raw claim metrics committed
+    assert set(sources) == {"fedar", "fedar_lenet5", "cvar", "fedgs", "warm_start",
+                            "warm_start_fedprox_scaffold", "fedlaavg"}
+    for study, source in sources.items():
+        assert source.startswith("recomputed from its raw claim metrics"), study
 
 
 def test_paired_differences_follow_numeric_seed_order():

@@ -119,6 +119,8 @@ def test_the_papers_settings_in_the_full_mode(small_fashion):
     assert (a.strategy, a.period_rounds, a.alpha) == ("time", 10, 0.5)
     s = first(fedar.study(False, model="lenet5"), "scaffold_lr")
     assert (s.run.rounds, s.task.lr, s.population.availability.p_min) == (40, 0.1, 0.1)
+    assert first(fedar.study(False, model="lenet5"), "scaffold").task.lr == 0.05
+    assert first(fedar.study(False), "scaffold").task.lr == 0.1
     s = first(cvar.study(False), "cvar30-a0.1")
     assert (s.task.model.hidden, s.task.local_epochs, s.task.lr) == ((128, 128), 10, 1e-3)
     # the authors' MNIST script: gamma 0.3, t's step 1e-4, batch 128, 40 rounds

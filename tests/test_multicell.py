@@ -13,9 +13,8 @@ import pytest
 
 from simfl.cli import main as cli_main
 from simfl.core.config import Scenario, apply_overrides, parse_override
-from simfl.experiment import checkpoint, resume_run, run_scenario
 from simfl.sim.radio.power_control import fractional_power
-from stopped_runs import stopped_copy
+from stopped_runs import assert_resumes_identically
 
 SCRIPT = Path(__file__).resolve().parents[1] / "scenarios" / "multicell.py"
 _spec = importlib.util.spec_from_file_location("multicell_study", SCRIPT)
@@ -95,14 +94,8 @@ def test_a_resumed_multicell_run_ends_byte_identical(tmp_path):
     sets = ["run.rounds=5", "run.events=true", "network.cells.hexagonal.sectors=3",
             "network.mac.scheduler=proportional_fair", "server.clients_per_round=12"]
     scenario = apply_overrides(study.scenario(), [parse_override(s) for s in sets])
-    plain = run_scenario(scenario, tmp_path / "plain").out_dir
-    kept = run_scenario(apply_overrides(scenario, [parse_override(
-        "run.checkpoint_every_rounds=2")]), tmp_path / "kept").out_dir
-    assert checkpoint.latest(kept).name == "round_000004"
-    stopped = stopped_copy(kept, tmp_path / "stopped")
-    resume_run(stopped)
-    for name in ("rounds.csv", "evals.csv", "events.csv", "clients.csv"):
-        assert (plain / name).read_bytes() == (stopped / name).read_bytes(), name
+    assert_resumes_identically(scenario, tmp_path, 2, 4,
+                               ("rounds.csv", "evals.csv", "events.csv", "clients.csv"))
 
 
 LAYOUT = ["--set", 'population.placement={"kind": "hexagonal", "min_m": 35}',

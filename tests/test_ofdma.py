@@ -5,7 +5,7 @@ import pytest
 
 from band_helpers import (MODEL_BYTES, RATE_BPS, arrivals, band_sim, everyone, radio_map,
                           with_radio)
-from stopped_runs import stopped_copy
+from stopped_runs import assert_resumes_identically
 from simfl.cli import main as cli_main
 from simfl.core.config import Energy, OfdmaMac, SlottedAlohaMac
 from simfl.sim.radio.band import share_rate_bps
@@ -163,19 +163,12 @@ def test_broadcast_downloads_end_together_under_every_round_loop(mac):
 def test_a_resumed_band_run_ends_with_the_same_tables(tmp_path):
     # proportional fair keeps averages across rounds: the replay must rebuild them
     from simfl.core.config import apply_overrides, load_scenario, parse_override
-    from simfl.experiment import checkpoint, resume_run, run_scenario
 
     sets = ["run.rounds=7", "run.timing_only=true", "run.events=true", "network.mac=ofdma",
             "network.mac.scheduler=proportional_fair", "network.mac.pf_time_constant_s=2"]
     scenario = apply_overrides(load_scenario("quickstart"), [parse_override(o) for o in sets])
-    plain = run_scenario(scenario, tmp_path / "plain").out_dir
-    kept = run_scenario(apply_overrides(scenario, [parse_override(
-        "run.checkpoint_every_rounds=3")]), tmp_path / "kept").out_dir
-    assert checkpoint.latest(kept).name == "round_000006"
-    stopped = stopped_copy(kept, tmp_path / "stopped", drop=("summary.json",))
-    resume_run(stopped)
-    for name in ("rounds.csv", "events.csv"):
-        assert (plain / name).read_bytes() == (stopped / name).read_bytes(), name
+    assert_resumes_identically(scenario, tmp_path, 3, 6, ("rounds.csv", "events.csv"),
+                               drop=("summary.json",))
 
 
 def test_unicast_downloads_share_the_access_points_band():

@@ -10,9 +10,9 @@ from simfl.cli import main as cli_main
 from simfl.core.config import (Amplifier, Cells, Energy, FractionalPower, GridPlacement, Radio,
                                apply_overrides, load_scenario, parse_override)
 from simfl.core.rng import RngTree
-from simfl.experiment import checkpoint, resume_run, run_scenario
+from simfl.experiment import run_scenario
 from simfl.sim.radio.propagation import build_radio_map
-from stopped_runs import stopped_copy
+from stopped_runs import assert_resumes_identically
 
 #: one client at the origin, its access point 100 m away: PL = 40 + 35 log10(100) = 110 dB
 #: and noise -174 + 60 + 7 = -107 dBm over 1 MHz
@@ -94,14 +94,8 @@ def test_a_resumed_run_with_power_control_and_an_amplifier_ends_the_same(tmp_pat
             "population.energy.amplifier={}", "network.mac=slotted_aloha",
             "network.mac.contention=per_event", 'population.battery={"capacity_j": 400}']
     scenario = apply_overrides(load_scenario("quickstart"), [parse_override(s) for s in sets])
-    plain = run_scenario(scenario, tmp_path / "plain").out_dir
-    kept = run_scenario(apply_overrides(scenario, [parse_override(
-        "run.checkpoint_every_rounds=3")]), tmp_path / "kept").out_dir
-    assert checkpoint.latest(kept).name == "round_000006"
-    stopped = stopped_copy(kept, tmp_path / "stopped")
-    resume_run(stopped)
-    for name in ("rounds.csv", "events.csv", "clients.csv"):
-        assert (plain / name).read_bytes() == (stopped / name).read_bytes(), name
+    assert_resumes_identically(scenario, tmp_path, 3, 6,
+                               ("rounds.csv", "events.csv", "clients.csv"))
 
 
 RADIO = ["--set", "population.placement=disc", "--set", "network.radio={}",

@@ -11,7 +11,7 @@ from scipy import integrate
 from scipy.special import j0
 
 from band_helpers import band_sim, everyone, arrivals, with_radio
-from stopped_runs import stopped_copy
+from stopped_runs import assert_resumes_identically
 from simfl.cli import main as cli_main
 from simfl.core.config import Energy, OfdmaMac
 from simfl.core.config.fading import RayleighFading
@@ -196,21 +196,14 @@ def test_selectivity_off_leaves_the_band_as_it_was(tmp_path, scheduler, rounds_s
 def test_a_resumed_selective_run_ends_with_the_same_tables(tmp_path):
     # the gains' memory (block fading over 50 ms) and PF's averages cross rounds
     from simfl.core.config import apply_overrides, load_scenario, parse_override
-    from simfl.experiment import checkpoint, resume_run, run_scenario
 
     sets = ["run.rounds=5", "run.timing_only=true", "run.events=true",
             "network.mac.scheduler=proportional_fair", "network.mac.resource_blocks=10",
             "network.mac.selectivity=rayleigh", "network.mac.selectivity.coherence_s=0.05",
             "network.mac.tti_s=0.01", "server.clients_per_round=4"]
     scenario = apply_overrides(load_scenario("cell_edge"), [parse_override(o) for o in sets])
-    plain = run_scenario(scenario, tmp_path / "plain").out_dir
-    kept = run_scenario(apply_overrides(scenario, [parse_override(
-        "run.checkpoint_every_rounds=2")]), tmp_path / "kept").out_dir
-    assert checkpoint.latest(kept).name == "round_000004"
-    stopped = stopped_copy(kept, tmp_path / "stopped", drop=("summary.json",))
-    resume_run(stopped)
-    for name in ("rounds.csv", "events.csv"):
-        assert (plain / name).read_bytes() == (stopped / name).read_bytes(), name
+    assert_resumes_identically(scenario, tmp_path, 2, 4, ("rounds.csv", "events.csv"),
+                               drop=("summary.json",))
 
 
 def _cell_edge():
